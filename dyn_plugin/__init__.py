@@ -1,0 +1,28 @@
+"""dyn_plugin: robot-manipulator dynamics as interchangeable, validated backends.
+
+>>> import dyn_plugin as dp
+>>> model = dp.load_robot("puma560")                 # or a path to any fixed-base URDF
+>>> be = dp.get_backend("newton_euler", model)
+>>> tau = be.inverse_dynamics(q, qd, qdd)            # (n,) or (N, n)
+
+Backends: ``newton_euler`` and ``lagrange_euler`` (ours), ``pinocchio`` and ``pybullet``
+(the references).  See :func:`list_backends`.
+"""
+
+from .backends import Backend, get_backend, list_backends, register_backend, unregister_backend
+from .dh import DHRow, model_from_dh, read_dh_table
+from .errors import (BackendError, DynPluginError, InputError, ModelError, PhysicalValidityWarning,
+                     UnknownRobotError, URDFError)
+from .model import RobotModel
+from .robots import list_robots, load_robot, robot_table
+from .urdf import load_urdf, load_urdf_string, to_urdf, write_urdf
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Backend", "BackendError", "DHRow", "DynPluginError", "InputError", "ModelError",
+    "PhysicalValidityWarning", "RobotModel", "URDFError", "UnknownRobotError", "get_backend",
+    "list_backends", "list_robots", "load_robot", "load_urdf", "load_urdf_string",
+    "model_from_dh", "read_dh_table", "register_backend", "robot_table", "to_urdf",
+    "unregister_backend", "write_urdf",
+]

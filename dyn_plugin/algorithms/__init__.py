@@ -1,0 +1,5 @@
+"""Pure functions over (model, batched arrays), one module per method.
+
+* :mod:`.newton_euler` - recursive Newton-Euler in link frames (Fu Table 3.3 / 3.3-57).
+* :mod:`.lagrange_euler` - Uicker/Fu 4x4-matrix Lagrange-Euler (Fu §3.2), O(n⁴).
+"""

@@ -1,0 +1,103 @@
+"""pinocchio behind the Backend interface: the reference for RNEA, CRBA and ABA.
+
+The model is built from the same URDF text our model came from (or our URDF export of a
+DH model), and joints are matched by name.  pinocchio represents a continuous joint by
+(cos q, sin q); the conversion happens here.  It ignores URDF ``<dynamics>`` friction.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import BackendError
+from ..urdf import urdf_text
+from .base import Backend
+
+
+class PinocchioBackend(Backend):
+    """pinocchio's rnea / crba / aba / computeCoriolisMatrix, one state at a time."""
+
+    name = "pinocchio"
+    description = "reference: pinocchio rnea, crba, aba (loop over states)"
+
+    def __init__(self, model, gravity=None):
+        super().__init__(model, gravity)
+        import pinocchio as pin
+
+        self._pin = pin
+        try:
+            self.pin_model = pin.buildModelFromXML(urdf_text(self.model))
+        except Exception as exc:  # pinocchio raises RuntimeError/ValueError from C++
+            raise BackendError(f"pinocchio cannot load model {self.model.name!r}: {exc}") from None
+        self.pin_model.gravity.linear = np.asarray(self.model.gravity, dtype=float)
+        self.data = self.pin_model.createData()
+        self._map_joints()
+
+    def _map_joints(self):
+        pm = self.pin_model
+        if pm.nv != self.model.n:
+            raise BackendError(f"pinocchio sees {pm.nv} degrees of freedom in {self.model.name!r}, we see {self.model.n}")
+        self._idx_q, self._idx_v, self._two_q = [], [], []
+        for name in self.model.joint_names:
+            jid = pm.getJointId(name)
+            if jid >= pm.njoints:
+                raise BackendError(f"pinocchio has no joint named {name!r}")
+            self._idx_q.append(pm.joints[jid].idx_q)
+            self._idx_v.append(pm.joints[jid].idx_v)
+            self._two_q.append(pm.joints[jid].nq == 2)
+        self._idx_v = np.array(self._idx_v)
+
+    def to_pin_q(self, q):
+        """Our joint positions (n,) as pinocchio's configuration vector (nq,)."""
+        out = np.zeros(self.pin_model.nq)
+        for value, iq, two in zip(q, self._idx_q, self._two_q):
+            if two:
+                out[iq], out[iq + 1] = np.cos(value), np.sin(value)
+            else:
+                out[iq] = value
+        return out
+
+    def to_pin_v(self, v):
+        out = np.zeros(self.pin_model.nv)
+        out[self._idx_v] = v
+        return out
+
+    def _per_state(self, fn, *arrays):
+        return np.array([fn(*row) for row in zip(*arrays)])
+
+    def _batch_inverse_dynamics(self, q, qd, qdd):
+        pin, m, d = self._pin, self.pin_model, self.data
+        return self._per_state(
+            lambda a, b, c: pin.rnea(m, d, self.to_pin_q(a), self.to_pin_v(b), self.to_pin_v(c))[self._idx_v],
+            q, qd, qdd)
+
+    def _batch_mass_matrix(self, q):
+        pin, m, d = self._pin, self.pin_model, self.data
+        ix = np.ix_(self._idx_v, self._idx_v)
+
+        def crba(a):
+            M = np.triu(pin.crba(m, d, self.to_pin_q(a)))
+            return (M + np.triu(M, 1).T)[ix]
+        return self._per_state(crba, q)
+
+    def _batch_forward_dynamics(self, q, qd, tau):
+        pin, m, d = self._pin, self.pin_model, self.data
+        return self._per_state(
+            lambda a, b, c: pin.aba(m, d, self.to_pin_q(a), self.to_pin_v(b), self.to_pin_v(c))[self._idx_v],
+            q, qd, tau)
+
+    def _batch_gravity_torques(self, q):
+        pin, m, d = self._pin, self.pin_model, self.data
+        return self._per_state(lambda a: pin.computeGeneralizedGravity(m, d, self.to_pin_q(a))[self._idx_v], q)
+
+    def _batch_bias_forces(self, q, qd):
+        pin, m, d = self._pin, self.pin_model, self.data
+        return self._per_state(
+            lambda a, b: pin.nonLinearEffects(m, d, self.to_pin_q(a), self.to_pin_v(b))[self._idx_v], q, qd)
+
+    def _batch_coriolis_matrix(self, q, qd):
+        """pinocchio's C (Ṁ − 2C skew, C q̇ exact); not necessarily the Christoffel C."""
+        pin, m, d = self._pin, self.pin_model, self.data
+        ix = np.ix_(self._idx_v, self._idx_v)
+        return self._per_state(
+            lambda a, b: pin.computeCoriolisMatrix(m, d, self.to_pin_q(a), self.to_pin_v(b))[ix], q, qd)

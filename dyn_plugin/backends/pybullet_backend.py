@@ -1,0 +1,98 @@
+"""pybullet behind the Backend interface, configured as a fair reference.
+
+Loaded in its own DIRECT client with ``useFixedBase`` and ``URDF_USE_INERTIA_FROM_FILE``
+(otherwise pybullet recomputes inertia from collision shapes), gravity set, the default
+joint motors disabled, and linear, angular and joint damping zeroed (REFERENCE.md, "The
+reference engines, configured fairly").  Joints are matched by name.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import weakref
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import BackendError
+from ..urdf import urdf_text
+from .base import Backend
+
+
+def _close(client, tmpdir, pybullet):
+    try:
+        pybullet.disconnect(physicsClientId=client)
+    except Exception:  # already disconnected at interpreter exit
+        pass
+    tmpdir.cleanup()
+
+
+class PybulletBackend(Backend):
+    """pybullet's calculateInverseDynamics and calculateMassMatrix."""
+
+    name = "pybullet"
+    description = "reference: pybullet calculateInverseDynamics / calculateMassMatrix (DIRECT client)"
+
+    def __init__(self, model, gravity=None):
+        super().__init__(model, gravity)
+        import pybullet
+
+        self._p = pybullet
+        self.client = pybullet.connect(pybullet.DIRECT)
+        tmpdir = tempfile.TemporaryDirectory(prefix="dyn_plugin_pb_")
+        weakref.finalize(self, _close, self.client, tmpdir, pybullet)
+        self.urdf_path = self._urdf_file(Path(tmpdir.name))
+        try:
+            self.body = pybullet.loadURDF(str(self.urdf_path), useFixedBase=True,
+                                          flags=pybullet.URDF_USE_INERTIA_FROM_FILE,
+                                          physicsClientId=self.client)
+        except pybullet.error as exc:
+            raise BackendError(f"pybullet cannot load model {self.model.name!r}: {exc}") from None
+        configure_reference_body(pybullet, self.body, self.model.gravity, self.client)
+        self._map_joints()
+
+    def _urdf_file(self, tmpdir: Path) -> Path:
+        """The model's own file when it has one (meshes resolve), else a written copy."""
+        source = self.model.source_path
+        if source and Path(source).is_file() and Path(source).read_text() == self.model.source_urdf:
+            return Path(source)
+        path = tmpdir / f"{self.model.name or 'robot'}.urdf"
+        path.write_text(urdf_text(self.model))
+        return path
+
+    def _map_joints(self):
+        p, body, cid = self._p, self.body, self.client
+        dof_names = []  # pybullet's DoF order: non-fixed joints by joint index
+        for j in range(p.getNumJoints(body, physicsClientId=cid)):
+            info = p.getJointInfo(body, j, physicsClientId=cid)
+            if info[2] in (p.JOINT_REVOLUTE, p.JOINT_PRISMATIC):
+                dof_names.append(info[1].decode())
+        if sorted(dof_names) != sorted(self.model.joint_names):
+            raise BackendError(f"pybullet's joints {dof_names} differ from the model's {list(self.model.joint_names)}")
+        self._order = np.array([dof_names.index(name) for name in self.model.joint_names])  # ours -> theirs
+
+    def _to_pb(self, x):
+        out = np.empty(len(x))
+        out[self._order] = x
+        return out.tolist()
+
+    def _batch_inverse_dynamics(self, q, qd, qdd):
+        p, body, cid = self._p, self.body, self.client
+        rows = [p.calculateInverseDynamics(body, self._to_pb(a), self._to_pb(b), self._to_pb(c), physicsClientId=cid)
+                for a, b, c in zip(q, qd, qdd)]
+        return np.array(rows)[:, self._order]
+
+    def _batch_mass_matrix(self, q):
+        p, body, cid = self._p, self.body, self.client
+        ix = np.ix_(self._order, self._order)
+        return np.array([np.array(p.calculateMassMatrix(body, self._to_pb(a), physicsClientId=cid))[ix] for a in q])
+
+
+def configure_reference_body(pybullet, body, gravity, client):
+    """Make a loaded body a fair reference: gravity set, motors off, every damping zero."""
+    pybullet.setGravity(*np.asarray(gravity, dtype=float), physicsClientId=client)
+    for j in range(-1, pybullet.getNumJoints(body, physicsClientId=client)):
+        pybullet.changeDynamics(body, j, linearDamping=0.0, angularDamping=0.0, jointDamping=0.0,
+                                physicsClientId=client)
+        if j >= 0:
+            pybullet.setJointMotorControl2(body, j, pybullet.VELOCITY_CONTROL, force=0.0, physicsClientId=client)

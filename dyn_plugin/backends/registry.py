@@ -1,0 +1,91 @@
+"""Backend names -> factories.
+
+Built-in backends are registered by import path so that pinocchio and pybullet are only
+imported when their backend is built.  Third-party packages add their own through the
+``dyn_plugin.backends`` entry-point group (``name = "module:factory"``), or at run time
+with :func:`register_backend`.  A factory is called as ``factory(model, **options)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib import metadata
+from typing import Callable, Union
+
+from ..errors import BackendError
+
+ENTRY_POINT_GROUP = "dyn_plugin.backends"
+
+_BUILTIN = {
+    "newton_euler": "dyn_plugin.backends.ours:NewtonEulerBackend",
+    "lagrange_euler": "dyn_plugin.backends.ours:LagrangeEulerBackend",
+    "pinocchio": "dyn_plugin.backends.pinocchio_backend:PinocchioBackend",
+    "pybullet": "dyn_plugin.backends.pybullet_backend:PybulletBackend",
+}
+OURS = ("newton_euler", "lagrange_euler")
+REFERENCES = ("pinocchio", "pybullet")
+
+_factories: dict = dict(_BUILTIN)
+_entry_points_loaded = False
+
+
+def _load_entry_points() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        _factories.setdefault(entry.name, entry)
+
+
+def register_backend(name: str, factory: Callable, *, replace: bool = False) -> None:
+    """Make ``get_backend(name, model, **options)`` call ``factory(model, **options)``.
+
+    Raises :class:`BackendError` if ``name`` is taken, unless ``replace=True``.
+    """
+    _load_entry_points()
+    if not callable(factory):
+        raise BackendError(f"backend factory for {name!r} must be callable, got {factory!r}")
+    if name in _factories and not replace:
+        raise BackendError(f"a backend named {name!r} is already registered (pass replace=True to override it)")
+    _factories[name] = factory
+
+
+def unregister_backend(name: str) -> None:
+    """Remove a backend added with :func:`register_backend` (built-ins stay)."""
+    if name in _BUILTIN:
+        raise BackendError(f"{name!r} is built in and cannot be removed")
+    _factories.pop(name, None)
+
+
+def list_backends() -> list:
+    """Names of every registered backend: ours, the references, then added ones."""
+    _load_entry_points()
+    return list(_factories)
+
+
+def _resolve(name: str) -> Callable:
+    target: Union[str, Callable, metadata.EntryPoint] = _factories[name]
+    if isinstance(target, str):
+        module, attr = target.split(":")
+        target = getattr(importlib.import_module(module), attr)
+    elif isinstance(target, metadata.EntryPoint):
+        try:
+            target = target.load()
+        except Exception as exc:
+            raise BackendError(f"backend {name!r} from entry point {target.value!r} failed to load: {exc}") from None
+    return target
+
+
+def get_backend(name: str, model, **options):
+    """Build backend ``name`` for ``model``; ``options`` (e.g. ``gravity=``) go to its factory."""
+    _load_entry_points()
+    if name not in _factories:
+        raise BackendError(f"unknown backend {name!r}; available: {', '.join(list_backends())}")
+    return _resolve(name)(model, **options)
+
+
+def backend_description(name: str) -> str:
+    """One line on what backend ``name`` is."""
+    factory = _resolve(name)
+    return getattr(factory, "description", "") or (factory.__doc__ or "").strip().split("\n")[0]

@@ -1,0 +1,38 @@
+"""One exception family for the whole package.
+
+Every message names the file, element, link, joint or array at fault and says what
+would be valid.  Each class also derives from the matching built-in exception so that
+``except ValueError`` / ``except LookupError`` keeps working for callers who prefer it.
+"""
+
+
+class DynPluginError(Exception):
+    """Base class of every error raised by dyn_plugin."""
+
+
+class URDFError(DynPluginError, ValueError):
+    """A URDF file that cannot be read as a fixed-base kinematic tree."""
+
+
+class ModelError(DynPluginError, ValueError):
+    """A robot description that is not physically valid (mass, inertia, DH table)."""
+
+
+class InputError(DynPluginError, ValueError):
+    """An array argument of the wrong shape, or with NaN / infinite entries."""
+
+
+class UnknownRobotError(DynPluginError, LookupError):
+    """A robot name that is neither bundled nor a path to an existing URDF file."""
+
+
+class BackendError(DynPluginError, LookupError):
+    """An unknown backend name, or a backend that cannot be built for a model."""
+
+
+class PhysicalValidityWarning(UserWarning):
+    """A user URDF whose inertia breaks the triangle inequality.
+
+    pinocchio accepts such a link, pybullet silently zeroes its inertia; results from
+    the two then differ.  Bundled robots raise :class:`ModelError` instead.
+    """

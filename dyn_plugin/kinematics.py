@@ -1,0 +1,137 @@
+"""Rotations, homogeneous transforms and joint motion: the one implementation every
+algorithm shares.
+
+Conventions
+-----------
+* A transform ``T`` (4x4) or pair ``(R, p)`` maps coordinates in a child frame to its
+  parent: ``x_parent = R @ x_child + p``.
+* URDF ``rpy`` is fixed-axis roll-pitch-yaw: ``R = Rz(yaw) @ Ry(pitch) @ Rx(roll)``.
+* Joint motion is expressed in the joint frame: a revolute joint rotates by ``q`` about
+  its unit axis, a prismatic joint translates by ``q`` along it.
+* Batched helpers take leading batch dimensions ``(...)`` and broadcast.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+REVOLUTE = "revolute"
+PRISMATIC = "prismatic"
+
+
+def skew(v: np.ndarray) -> np.ndarray:
+    """Cross-product matrix ``[v]x`` with ``skew(v) @ w == cross(v, w)``; shape (..., 3, 3)."""
+    v = np.asarray(v, dtype=float)
+    x, y, z = v[..., 0], v[..., 1], v[..., 2]
+    zero = np.zeros_like(x)
+    return np.stack(
+        [np.stack([zero, -z, y], -1), np.stack([z, zero, -x], -1), np.stack([-y, x, zero], -1)],
+        axis=-2,
+    )
+
+
+def rot_x(angle: float) -> np.ndarray:
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
+
+
+def rot_y(angle: float) -> np.ndarray:
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
+
+
+def rot_z(angle: float) -> np.ndarray:
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def rpy_to_matrix(rpy) -> np.ndarray:
+    """URDF roll-pitch-yaw (rad) to a rotation matrix ``Rz(y) Ry(p) Rx(r)``."""
+    roll, pitch, yaw = (float(a) for a in rpy)
+    return rot_z(yaw) @ rot_y(pitch) @ rot_x(roll)
+
+
+def matrix_to_rpy(R: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`rpy_to_matrix` (pitch in [-pi/2, pi/2]; roll = 0 at gimbal lock)."""
+    R = np.asarray(R, dtype=float)
+    pitch = np.arctan2(-R[2, 0], np.hypot(R[0, 0], R[1, 0]))
+    if np.hypot(R[0, 0], R[1, 0]) < 1e-12:  # gimbal lock: put all of the z rotation in yaw
+        return np.array([0.0, pitch, np.arctan2(-R[0, 1], R[1, 1])])
+    return np.array([np.arctan2(R[2, 1], R[2, 2]), pitch, np.arctan2(R[1, 0], R[0, 0])])
+
+
+def make_transform(R: np.ndarray, p) -> np.ndarray:
+    """4x4 homogeneous transform from a rotation and a translation."""
+    T = np.eye(4)
+    T[:3, :3] = R
+    T[:3, 3] = p
+    return T
+
+
+def axis_rotation(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
+    """Rotation by ``angle`` (shape (...)) about the unit ``axis`` (3,), Rodrigues' formula.
+
+    Returns shape (..., 3, 3).
+    """
+    angle = np.asarray(angle, dtype=float)
+    K = skew(axis)
+    s = np.sin(angle)[..., None, None]
+    c = np.cos(angle)[..., None, None]
+    return np.eye(3) + s * K + (1.0 - c) * (K @ K)
+
+
+def joint_motion(joint_type: str, axis: np.ndarray, q: np.ndarray):
+    """Motion of a joint frame by its coordinate ``q`` (shape (...)).
+
+    Returns ``(R, p)`` of shapes (..., 3, 3) and (..., 3): the moved frame in the joint's
+    rest frame.
+    """
+    q = np.asarray(q, dtype=float)
+    if joint_type == REVOLUTE:
+        return axis_rotation(axis, q), np.zeros(q.shape + (3,))
+    return np.broadcast_to(np.eye(3), q.shape + (3, 3)), q[..., None] * axis
+
+
+def link_placements(model, q: np.ndarray):
+    """Placement of each link relative to its parent link at configuration ``q``.
+
+    ``q`` has shape (N, n).  Returns ``(R, p)`` with shapes (N, n, 3, 3) and (N, n, 3):
+    ``x_parent = R[:, i] @ x_i + p[:, i]`` for link i (the child of joint i).
+    """
+    N, n = q.shape
+    R = np.empty((N, n, 3, 3))
+    p = np.empty((N, n, 3))
+    for i in range(n):
+        Rj, pj = joint_motion(model.joint_types[i], model.axes[i], q[:, i])
+        R0, p0 = model.joint_rotations[i], model.joint_positions[i]
+        R[:, i] = R0 @ Rj
+        p[:, i] = p0 + pj @ R0.T
+    return R, p
+
+
+def forward_kinematics(model, q: np.ndarray) -> np.ndarray:
+    """World (base) pose of every link, shape (N, n, 4, 4), for ``q`` of shape (N, n)."""
+    R, p = link_placements(model, q)
+    N, n = q.shape
+    T = np.zeros((N, n, 4, 4))
+    T[..., 3, 3] = 1.0
+    for i in range(n):
+        parent = model.parents[i]
+        if parent < 0:
+            T[:, i, :3, :3] = R[:, i]
+            T[:, i, :3, 3] = p[:, i]
+        else:
+            T[:, i, :3, :3] = T[:, parent, :3, :3] @ R[:, i]
+            T[:, i, :3, 3] = T[:, parent, :3, 3] + np.einsum("nij,nj->ni", T[:, parent, :3, :3], p[:, i])
+    return T
+
+
+def rotate_inertia(R: np.ndarray, inertia: np.ndarray) -> np.ndarray:
+    """Express an inertia tensor in rotated axes: ``I' = R I Rᵀ``."""
+    return R @ inertia @ R.T
+
+
+def parallel_axis(mass: float, offset: np.ndarray) -> np.ndarray:
+    """Inertia of a point mass ``mass`` at ``offset`` about the origin (Steiner term)."""
+    offset = np.asarray(offset, dtype=float)
+    return mass * (offset @ offset * np.eye(3) - np.outer(offset, offset))

@@ -1,0 +1,198 @@
+"""RobotModel: the immutable kinematic tree every algorithm reads.
+
+A model has ``n`` moving joints (revolute or prismatic; fixed joints are merged into
+their parent link when the model is built).  Joint ``i`` connects link ``parents[i]``
+(``-1`` = the fixed base) to link ``i``: link ``i``'s frame is joint ``i``'s frame,
+moving with the joint.  Indices follow pinocchio's order: depth-first from the root,
+children in URDF order.
+
+All per-joint data are numpy arrays indexed by joint, made read-only.  Validity checks
+(mass, inertia) live here; messages name the link and the violated condition.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import Optional
+
+import numpy as np
+
+from .errors import ModelError, PhysicalValidityWarning
+from .kinematics import PRISMATIC, REVOLUTE
+
+DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RobotModel:
+    """Immutable fixed-base kinematic tree with rigid-body inertias.
+
+    Attributes (n = number of moving joints)
+    ----------------------------------------
+    name : str
+    joint_names, link_names : tuple[str, ...] of length n
+        Link ``i`` is the child of joint ``i``.
+    joint_types : tuple[str, ...]
+        ``"revolute"`` (also URDF continuous) or ``"prismatic"``.
+    parents : (n,) int array
+        Index of the parent link of joint ``i``, ``-1`` for the base.
+    joint_rotations, joint_positions : (n, 3, 3), (n, 3)
+        Rest placement of joint ``i``'s frame in its parent link's frame.
+    axes : (n, 3)
+        Unit joint axes in the joint frame.
+    masses : (n,) kg;  coms : (n, 3) m, in the link frame;
+    inertias : (n, 3, 3) kg m², about the centre of mass, link-frame axes.
+    lower, upper : (n,) joint limits (rad or m), ``-inf``/``inf`` where none.
+    velocity_limits, effort_limits : (n,), ``inf`` where none.
+    damping, friction : (n,) URDF ``<dynamics>`` values (viscous, Coulomb), 0 if absent.
+    gravity : (3,) m/s², physical gravity in the base frame (default (0, 0, -9.81)).
+    continuous : (n,) bool, revolute joints without limits (URDF ``continuous``).
+    source_urdf, source_path : str or None
+        The URDF text (and file) the model was read from, so that the reference engines
+        load exactly the same description (and find its meshes).
+    """
+
+    name: str
+    joint_names: tuple
+    link_names: tuple
+    joint_types: tuple
+    parents: np.ndarray
+    joint_rotations: np.ndarray
+    joint_positions: np.ndarray
+    axes: np.ndarray
+    masses: np.ndarray
+    coms: np.ndarray
+    inertias: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    velocity_limits: np.ndarray
+    effort_limits: np.ndarray
+    damping: np.ndarray
+    friction: np.ndarray
+    continuous: np.ndarray
+    gravity: np.ndarray = dataclasses.field(default_factory=lambda: np.array(DEFAULT_GRAVITY))
+    source_urdf: Optional[str] = None
+    source_path: Optional[str] = None
+    base_link: str = "base_link"
+
+    def __post_init__(self):
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if isinstance(value, np.ndarray):
+                value = np.array(value, dtype=bool if field.name == "continuous" else
+                                 int if field.name == "parents" else float)
+                value.setflags(write=False)
+                object.__setattr__(self, field.name, value)
+        self._check_structure()
+
+    # -- derived facts -------------------------------------------------------------
+
+    @property
+    def n(self) -> int:
+        """Number of moving joints (degrees of freedom)."""
+        return len(self.joint_names)
+
+    @property
+    def is_revolute(self) -> np.ndarray:
+        """(n,) bool: True for revolute joints."""
+        return np.array([t == REVOLUTE for t in self.joint_types])
+
+    def children(self, i: int) -> list:
+        """Indices of the joints whose parent link is link ``i`` (``-1``: the base)."""
+        return [j for j in range(self.n) if self.parents[j] == i]
+
+    def ancestors(self, i: int) -> list:
+        """Joints on the path from the base to joint ``i``, ``i`` included, base first."""
+        path = []
+        while i >= 0:
+            path.append(i)
+            i = int(self.parents[i])
+        return path[::-1]
+
+    def with_gravity(self, gravity) -> "RobotModel":
+        """A copy of the model with another gravity vector (3,), m/s²."""
+        g = np.asarray(gravity, dtype=float)
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise ModelError(f"gravity must be 3 finite numbers (m/s²), got {gravity!r}")
+        return dataclasses.replace(self, gravity=g)
+
+    def total_mass(self) -> float:
+        return float(self.masses.sum())
+
+    def __repr__(self) -> str:
+        kinds = "".join("R" if t == REVOLUTE else "P" for t in self.joint_types)
+        return f"RobotModel({self.name!r}, n={self.n}, joints={kinds}, mass={self.total_mass():.3f} kg)"
+
+    # -- validity ------------------------------------------------------------------
+
+    def _check_structure(self):
+        n = self.n
+        shapes = {
+            "link_names": (len(self.link_names),), "parents": self.parents.shape,
+            "joint_rotations": self.joint_rotations.shape[1:] if n else (3, 3),
+            "axes": self.axes.shape, "masses": self.masses.shape, "coms": self.coms.shape,
+            "inertias": self.inertias.shape,
+        }
+        expected = {
+            "link_names": (n,), "parents": (n,), "joint_rotations": (3, 3), "axes": (n, 3),
+            "masses": (n,), "coms": (n, 3), "inertias": (n, 3, 3),
+        }
+        for key, shape in expected.items():
+            if tuple(shapes[key]) != shape:
+                raise ModelError(f"model {self.name!r}: {key} has shape {shapes[key]}, expected {shape}")
+        for i, parent in enumerate(self.parents):
+            if not -1 <= parent < i:
+                raise ModelError(
+                    f"model {self.name!r}: joint {self.joint_names[i]!r} has parent index {parent}; "
+                    "parents must precede their children (-1 for the base)"
+                )
+        for i, kind in enumerate(self.joint_types):
+            if kind not in (REVOLUTE, PRISMATIC):
+                raise ModelError(f"joint {self.joint_names[i]!r}: type {kind!r} is not revolute or prismatic")
+        norms = np.linalg.norm(self.axes, axis=1)
+        if n and not np.allclose(norms, 1.0, atol=1e-12):
+            bad = self.joint_names[int(np.argmax(np.abs(norms - 1.0)))]
+            raise ModelError(f"joint {bad!r}: axis is not a unit vector")
+
+    def validate_inertia(self, strict: bool = False):
+        """Check every link's mass and inertia; see :func:`check_link_inertia`."""
+        for i in range(self.n):
+            check_link_inertia(self.link_names[i], self.masses[i], self.inertias[i], strict=strict)
+
+
+def check_link_inertia(link: str, mass: float, inertia: np.ndarray, strict: bool = False,
+                       where: str = "") -> None:
+    """Raise :class:`ModelError` for a physically impossible link, warn for a doubtful one.
+
+    Conditions: mass finite and >= 0; inertia (about the centre of mass) symmetric with
+    non-negative principal moments; each principal moment <= the sum of the other two
+    (triangle inequality).  A triangle-inequality break is an error when ``strict``
+    (bundled robots) and a :class:`PhysicalValidityWarning` otherwise: pinocchio accepts
+    such a link while pybullet silently zeroes its inertia.
+    """
+    at = f"link {link!r}{where}"
+    if not np.isfinite(mass) or mass < 0:
+        raise ModelError(f"{at}: mass must be finite and >= 0, got {mass}")
+    inertia = np.asarray(inertia, dtype=float)
+    if not np.all(np.isfinite(inertia)):
+        raise ModelError(f"{at}: inertia has non-finite entries")
+    if not np.allclose(inertia, inertia.T, rtol=0, atol=1e-12 * max(1.0, np.abs(inertia).max())):
+        raise ModelError(f"{at}: inertia tensor is not symmetric")
+    moments = np.linalg.eigvalsh(inertia)
+    scale = max(1e-300, np.abs(moments).max())
+    if moments[0] < -1e-12 * scale:
+        raise ModelError(
+            f"{at}: inertia is not positive semi-definite (principal moments {moments.tolist()}); "
+            "a physical inertia has all principal moments >= 0"
+        )
+    slack = moments[0] + moments[1] - moments[2]
+    if slack < -1e-9 * scale:
+        message = (
+            f"{at}: inertia breaks the triangle inequality (principal moments "
+            f"{moments.tolist()}: {moments[2]:.6g} > {moments[0]:.6g} + {moments[1]:.6g}); "
+            "pybullet would silently zero this link's inertia"
+        )
+        if strict:
+            raise ModelError(message)
+        warnings.warn(message, PhysicalValidityWarning, stacklevel=3)

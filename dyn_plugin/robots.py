@@ -1,0 +1,90 @@
+"""Bundled robots: found by name, generated from the DH tables kept beside them.
+
+``urdf/NAME.toml`` is the source (every number cites where it comes from);
+``urdf/NAME.urdf`` is generated from it.  Regenerate after editing a table with::
+
+    python -m dyn_plugin.robots
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from pathlib import Path
+from typing import Optional, Union
+
+from .dh import model_from_table, read_dh_table
+from .errors import UnknownRobotError
+from .model import DEFAULT_GRAVITY, RobotModel
+from .urdf import load_urdf, to_urdf
+
+BUNDLED = ("puma560", "stanford", "scara")
+
+
+def bundled_dir() -> Path:
+    """Folder of the bundled URDF files and tables (installed as ``dyn_plugin.urdf``)."""
+    try:
+        return Path(str(resources.files("dyn_plugin.urdf")))
+    except ModuleNotFoundError:  # running from a source tree that is not installed
+        return Path(__file__).resolve().parent.parent / "urdf"
+
+
+def list_robots() -> list:
+    """Names of the bundled robots."""
+    return list(BUNDLED)
+
+
+def robot_path(name: str) -> Path:
+    """Path of a bundled robot's URDF file."""
+    if name not in BUNDLED:
+        raise UnknownRobotError(f"unknown robot {name!r}; bundled robots: {', '.join(BUNDLED)}")
+    return bundled_dir() / f"{name}.urdf"
+
+
+def robot_table(name: str) -> dict:
+    """The parsed source table of a bundled robot (DH rows, provenance, motor inertias)."""
+    robot_path(name)
+    return read_dh_table(bundled_dir() / f"{name}.toml")
+
+
+def load_robot(name_or_path: Union[str, os.PathLike], gravity=None) -> RobotModel:
+    """A bundled robot by name (see :func:`list_robots`), or any fixed-base URDF file.
+
+    Bundled robots are checked strictly (a triangle-inequality break is an error);
+    user files get a :class:`~dyn_plugin.errors.PhysicalValidityWarning` instead.
+    """
+    g = DEFAULT_GRAVITY if gravity is None else gravity
+    if str(name_or_path) in BUNDLED:
+        return load_urdf(robot_path(str(name_or_path)), strict=True, gravity=g)
+    path = Path(name_or_path)
+    if path.suffix.lower() in (".urdf", ".xml") or path.exists():
+        if not path.is_file():
+            raise UnknownRobotError(f"URDF file {str(path)!r} does not exist")
+        return load_urdf(path, gravity=g)
+    raise UnknownRobotError(f"unknown robot {str(name_or_path)!r}; bundled robots: {', '.join(BUNDLED)} "
+                            "(or give a path to a URDF file)")
+
+
+def generate_urdf(name: str) -> str:
+    """URDF text of a bundled robot, generated from its table."""
+    robot_path(name)
+    model = model_from_table(bundled_dir() / f"{name}.toml")
+    note = (f"Generated from {name}.toml by `python -m dyn_plugin.robots`; do not edit. "
+            "The table cites the source of every number and explains every correction.")
+    return to_urdf(model, comments={"robot": note})
+
+
+def regenerate(names=BUNDLED, folder: Optional[Path] = None) -> list:
+    """Write ``NAME.urdf`` for each bundled robot from its table; returns the paths."""
+    folder = Path(folder) if folder else bundled_dir()
+    paths = []
+    for name in names:
+        path = folder / f"{name}.urdf"
+        path.write_text(generate_urdf(name))
+        paths.append(path)
+    return paths
+
+
+if __name__ == "__main__":
+    for written in regenerate():
+        print(f"wrote {written}")
