@@ -22,9 +22,9 @@ BUNDLED = ("puma560", "stanford", "scara")
 
 
 def bundled_dir() -> Path:
-    """Folder of the bundled URDF files and tables (installed as ``dyn_plugin.urdf``)."""
+    """Folder of the bundled URDF files and tables (installed as ``dyn_plugin.bundled``)."""
     try:
-        return Path(str(resources.files("dyn_plugin.urdf")))
+        return Path(str(resources.files("dyn_plugin.bundled")))
     except ModuleNotFoundError:  # running from a source tree that is not installed
         return Path(__file__).resolve().parent.parent / "urdf"
 

@@ -113,6 +113,8 @@ def backend(case_index, name):
 def assert_close(ours, ref, what, tol=TOL):
     ours, ref = np.asarray(ours), np.asarray(ref)
     assert ours.shape == ref.shape, f"{what}: shape {ours.shape}, expected {ref.shape}"
+    if ours.size == 0:
+        return
     err = np.abs(ours - ref) / np.maximum(1.0, np.abs(ref))
     worst = np.unravel_index(np.argmax(err), err.shape)
     assert err.max() <= tol, (
@@ -269,3 +271,61 @@ def test_configuration_space_form(case):
     h = be.christoffel(t.q)
     assert_close(B, h[:, :, j, k], "B[i, (j,k)] = h_ijk", tol=1e-12)
     assert_close(C, h[:, :, np.arange(n), np.arange(n)], "C[i, j] = h_ijj", tol=1e-12)
+
+
+# -- the generator itself ----------------------------------------------------------------------
+
+
+def test_generator_is_deterministic_and_covers_the_cases():
+    import xml.etree.ElementTree as ET
+
+    seen = set()
+    for seed, n, opts in CASES:
+        xml = random_tree_urdf(np.random.default_rng(seed), n, name=f"tree{seed}", **opts)
+        assert xml == tree(CASES.index((seed, n, opts))).xml  # same rng state -> same text
+        root = ET.fromstring(xml)
+        joints = [(j.get("type"), j.find("parent").get("link"), j.find("child").get("link"), j.find("axis"))
+                  for j in root.findall("joint")]
+        parents = {c: (t, p) for t, p, c, _ in joints}
+        has_children = {p for _, p, _, _ in joints}
+        moving_children = {}
+        for t, p, c, axis in joints:
+            seen.add(t)
+            if t != "fixed":
+                moving_children[p] = moving_children.get(p, 0) + 1
+                a = np.array([float(x) for x in axis.get("xyz").split()])
+                seen.add("non-unit axis") if abs(np.linalg.norm(a) - 1) > 0.05 else None
+                seen.add("negative axis") if a.min() < 0 else None
+            elif c not in has_children:
+                seen.add("fixed leaf")
+            else:
+                # a fixed joint with a moving joint below it and one above it
+                below = any(t2 != "fixed" and p2 == c for t2, p2, _, _ in joints)
+                link, above = p, False
+                while link in parents:
+                    above |= parents[link][0] != "fixed"
+                    link = parents[link][1]
+                seen.add("fixed mid-chain") if below and above else None
+        if max(moving_children.values()) >= 2:
+            seen.add("branched")
+        if any(inertial.find("origin").get("rpy") != "0 0 0" for inertial in root.iter("inertial")):
+            seen.add("rotated inertial")
+    expected = {"revolute", "continuous", "prismatic", "fixed", "fixed leaf", "fixed mid-chain",
+                "non-unit axis", "negative axis", "branched", "rotated inertial"}
+    assert expected <= seen, f"missing: {expected - seen}"
+
+
+@case_params
+def test_generated_urdf_loads_in_pybullet_without_bad_inertia(case, tmp_path, capfd):
+    p = pytest.importorskip("pybullet")
+    from urdf_factory import write_urdf
+
+    path = write_urdf(tmp_path, tree(case).xml)
+    client = p.connect(p.DIRECT)
+    try:
+        capfd.readouterr()
+        p.loadURDF(str(path), useFixedBase=True, flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client)
+        out, err = capfd.readouterr()
+    finally:
+        p.disconnect(client)
+    assert "Bad inertia" not in out + err

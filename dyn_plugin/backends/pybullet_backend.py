@@ -8,6 +8,9 @@ reference engines, configured fairly").  Joints are matched by name.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 import tempfile
 import weakref
 from pathlib import Path
@@ -17,6 +20,32 @@ import numpy as np
 from ..errors import BackendError
 from ..urdf import urdf_text
 from .base import Backend
+
+
+@contextlib.contextmanager
+def c_level_output_silenced():
+    """Silence what C code prints on file descriptors 1 and 2 (pybullet's build banner,
+    its b3Warning lines); Python-level output is unaffected outside the block."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved + [devnull]:
+            os.close(fd)
+
+
+def import_pybullet():
+    """pybullet, imported without its build-time banner on stdout."""
+    with c_level_output_silenced():
+        import pybullet
+    return pybullet
 
 
 def _close(client, tmpdir, pybullet):
@@ -35,17 +64,17 @@ class PybulletBackend(Backend):
 
     def __init__(self, model, gravity=None):
         super().__init__(model, gravity)
-        import pybullet
-
+        pybullet = import_pybullet()
         self._p = pybullet
         self.client = pybullet.connect(pybullet.DIRECT)
         tmpdir = tempfile.TemporaryDirectory(prefix="dyn_plugin_pb_")
         weakref.finalize(self, _close, self.client, tmpdir, pybullet)
         self.urdf_path = self._urdf_file(Path(tmpdir.name))
         try:
-            self.body = pybullet.loadURDF(str(self.urdf_path), useFixedBase=True,
-                                          flags=pybullet.URDF_USE_INERTIA_FROM_FILE,
-                                          physicsClientId=self.client)
+            with c_level_output_silenced():
+                self.body = pybullet.loadURDF(str(self.urdf_path), useFixedBase=True,
+                                              flags=pybullet.URDF_USE_INERTIA_FROM_FILE,
+                                              physicsClientId=self.client)
         except pybullet.error as exc:
             raise BackendError(f"pybullet cannot load model {self.model.name!r}: {exc}") from None
         configure_reference_body(pybullet, self.body, self.model.gravity, self.client)

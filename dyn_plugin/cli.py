@@ -1,0 +1,189 @@
+"""``dyn-plugin``: the command line.  Parsing and printing only; the work is elsewhere.
+
+Exit codes: 0 all passed, 1 a tolerance exceeded, 2 usage or input error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line and exit code 2, as for every input error
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="dyn-plugin", description="Robot-manipulator dynamics backends, validated.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    val = sub.add_parser("validate", help="compare our backends with pinocchio and pybullet")
+    val.add_argument("--suite", default="default", help="suite name or TOML file (default: default)")
+    val.add_argument("--robot", nargs="+", metavar="NAME_OR_URDF", help="robots (default: the suite's)")
+    val.add_argument("--backend", nargs="+", metavar="NAME", help="backends to check (default: ours)")
+    val.add_argument("--against", nargs="+", metavar="REF", help="references (default: pinocchio pybullet)")
+    val.add_argument("--quantity", nargs="+", metavar="Q", help="quantities (default: all)")
+    val.add_argument("--samples", type=_positive_int, help="random states per robot")
+    val.add_argument("--seed", type=int, help="random seed")
+    val.add_argument("--rtol", type=_positive_float, help="tolerance on |diff| / max(1, |ref|)")
+    val.add_argument("--json", metavar="FILE", help="write every figure as JSON ('-' for stdout)")
+
+    sub.add_parser("robots", help="list the bundled robots")
+    sub.add_parser("backends", help="list the registered backends")
+    info = sub.add_parser("info", help="joints, limits and masses of a robot")
+    info.add_argument("robot", metavar="NAME_OR_URDF")
+    return parser
+
+
+def main(argv=None) -> int:
+    from .errors import DynPluginError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return {"validate": _validate, "robots": _robots, "backends": _backends, "info": _info}[args.command](args)
+    except DynPluginError as exc:
+        print(f"dyn-plugin: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _console():
+    from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal:  # piped or captured: room for the whole table
+        console = Console(width=max(console.width, 120))
+    return console
+
+
+def _validate(args) -> int:
+    from rich.progress import Progress
+
+    from . import validation
+    from .backends import list_backends
+    from .errors import BackendError
+    from .robots import load_robot
+
+    suite = validation.load_suite(args.suite)
+    for key, value in (("robots", args.robot), ("backends", args.backend), ("references", args.against),
+                       ("quantities", args.quantity), ("samples", args.samples), ("seed", args.seed),
+                       ("rtol", args.rtol)):
+        if value is not None:
+            setattr(suite, key, value)
+    available = list_backends()
+    for name in suite.backends + suite.references:
+        if name not in available:
+            raise BackendError(f"unknown backend {name!r}; available: {', '.join(available)}")
+    for robot in suite.robots:
+        load_robot(robot)  # fail early, before any sampling, on a bad name or file
+    suite.check()
+
+    console = _console()
+    quiet = args.json == "-"
+    with Progress(console=console, transient=True, disable=quiet) as bar:
+        task = bar.add_task("validating", total=len(suite.robots) * len(suite.backends))
+        report = validation.run(suite, progress=lambda label: bar.update(task, advance=1, description=label))
+
+    if args.json:
+        text = json.dumps(report.as_dict(), indent=2)
+        if args.json == "-":
+            print(text)
+        else:
+            Path(args.json).write_text(text + "\n")
+    if not quiet:
+        _print_report(console, report)
+    return EXIT_OK if report.passed else EXIT_FAILED
+
+
+def _print_report(console, report) -> None:
+    """One row per robot x backend x reference, one column per quantity (max rel error)."""
+    from rich.table import Table
+
+    suite = report.suite
+    table = Table(title=f"max |ours - ref| / max(1, |ref|) over {suite.samples} random states per robot "
+                        f"(seed {suite.seed}); pass at <= {suite.rtol:g}")
+    for column in ("robot", "backend", "reference"):
+        table.add_column(column)
+    for quantity in suite.quantities:
+        table.add_column(quantity, justify="right")
+    rows = {}
+    for c in report.comparisons:
+        rows.setdefault((c.robot, c.backend, c.reference), []).append(
+            f"[green]{c.max_rel:.1e}[/]" if c.passed else f"[bold red]{c.max_rel:.1e}[/]")
+    for key, cells in rows.items():
+        table.add_row(*key, *cells)
+    console.print(table)
+    for c in report.failures():
+        console.print(f"[bold red]FAIL[/] {c.robot} {c.backend} vs {c.reference} {c.quantity}: max rel "
+                      f"{c.max_rel:.3e} (abs {c.max_abs:.3e}) at state {c.worst_sample}, entry {list(c.worst_entry)}")
+    verdict = "[green]all passed[/]" if report.passed else f"[bold red]{len(report.failures())} failed[/]"
+    console.print(f"{len(report.comparisons)} comparisons, {verdict} in {report.seconds:.1f} s")
+
+
+def _robots(args) -> int:
+    from .robots import list_robots, robot_table
+
+    for name in list_robots():
+        print(f"{name:10s} {robot_table(name).get('description', '')}")
+    return EXIT_OK
+
+
+def _backends(args) -> int:
+    from .backends.registry import backend_description, list_backends
+
+    for name in list_backends():
+        print(f"{name:16s} {backend_description(name)}")
+    return EXIT_OK
+
+
+def _info(args) -> int:
+    import warnings
+
+    from rich.table import Table
+
+    from .errors import PhysicalValidityWarning
+    from .robots import load_robot
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PhysicalValidityWarning)
+        model = load_robot(args.robot)
+    table = Table(title=f"{model.name}: {model.n} joints, {model.total_mass():.3f} kg")
+    for column in ("#", "joint", "type", "parent link", "lower", "upper", "link", "mass kg", "COM m"):
+        table.add_column(column)
+    for i in range(model.n):
+        parent = model.base_link if model.parents[i] < 0 else model.link_names[model.parents[i]]
+        table.add_row(str(i), model.joint_names[i], model.joint_types[i], parent, f"{model.lower[i]:.4g}",
+                      f"{model.upper[i]:.4g}", model.link_names[i], f"{model.masses[i]:.4g}",
+                      np.array2string(model.coms[i], precision=4))
+    console = _console()
+    console.print(table)
+    for warning in caught:
+        console.print(f"[yellow]warning:[/] {warning.message}")
+    if not caught:
+        console.print("[green]every link is physically valid[/] (mass >= 0, inertia PSD, triangle inequality)")
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""The command line: a real (small) validation run, and one-line errors with exit code 2."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from dyn_plugin.cli import main
+
+FLOATING = """<robot name="floater"><link name="world"/><link name="body">
+<inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<joint name="free" type="floating"><parent link="world"/><child link="body"/></joint></robot>"""
+
+
+def test_validate_quick_suite_passes_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "report.json"
+    code = main(["validate", "--suite", "quick", "--samples", "5", "--json", str(out)])
+    assert code == 0
+    report = json.loads(out.read_text())
+    assert report["passed"] is True
+    results = report["results"]
+    assert {r["robot"] for r in results} == {"puma560", "stanford", "scara"}
+    assert {r["quantity"] for r in results} == {"tau", "M", "bias", "gravity", "Cqd", "qdd"}
+    assert all(r["max_rel"] <= 1e-9 and r["samples"] == 5 for r in results)
+    assert "all passed" in capsys.readouterr().out
+
+
+def test_validate_fails_with_exit_1_when_tolerance_exceeded(capsys):
+    """An impossible tolerance must fail: the comparison is real, not a formality."""
+    assert main(["validate", "--robot", "puma560", "--against", "pinocchio", "--samples", "3",
+                 "--rtol", "1e-300"]) == 1
+    assert "FAIL" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["validate", "--robot", "nosuchbot"], "puma560"),
+    (["validate", "--robot", "/no/such/file.urdf"], "does not exist"),
+    (["validate", "--backend", "warp_drive"], "available"),
+    (["validate", "--samples", "0"], "at least 1"),
+    (["info", "nosuchbot"], "bundled robots"),
+])
+def test_bad_input_exit_2(argv, fragment, capsys):
+    assert run(argv) == 2
+    assert fragment in capsys.readouterr().err
+
+
+def run(argv) -> int:
+    """main()'s exit code, whether it returns it or argparse exits with it."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return exc.code
+
+
+def test_floating_base_is_a_one_line_error(tmp_path):
+    path = tmp_path / "floater.urdf"
+    path.write_text(FLOATING)
+    proc = subprocess.run([sys.executable, "-m", "dyn_plugin.cli", "validate", "--robot", str(path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert "'free'" in proc.stderr and "floating" in proc.stderr
+
+
+def test_robots_backends_info(capsys):
+    assert main(["robots"]) == 0
+    assert "stanford" in capsys.readouterr().out
+    assert main(["backends"]) == 0
+    assert "lagrange_euler" in capsys.readouterr().out
+    assert main(["info", "puma560"]) == 0
+    assert "physically valid" in capsys.readouterr().out

@@ -1,0 +1,79 @@
+"""The backend registry: built-ins, run-time registration, the entry-point group."""
+
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import dyn_plugin as dp
+from dyn_plugin.backends import registry
+
+
+def test_builtin_backends_listed():
+    assert dp.list_backends()[:4] == ["newton_euler", "lagrange_euler", "pinocchio", "pybullet"]
+
+
+def test_ours_do_not_import_the_references():
+    """Our backends must not call pinocchio or pybullet (checked in a fresh interpreter)."""
+    import subprocess
+
+    code = ("import sys, dyn_plugin as dp; m = dp.load_robot('puma560'); "
+            "[dp.get_backend(b, m).inverse_dynamics([0.1]*6, [0.2]*6, [0.3]*6) for b in ('newton_euler', 'lagrange_euler')]; "
+            "print(sorted(k for k in ('pinocchio', 'pybullet') if k in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+class Doubled(dp.Backend):
+    """A toy backend: Newton-Euler with every torque doubled."""
+
+    def _batch_inverse_dynamics(self, q, qd, qdd):
+        return 2 * dp.get_backend("newton_euler", self.model)._batch_inverse_dynamics(q, qd, qdd)
+
+    def _batch_mass_matrix(self, q):
+        return 2 * dp.get_backend("newton_euler", self.model)._batch_mass_matrix(q)
+
+
+def test_register_at_run_time():
+    model = dp.load_robot("scara")
+    dp.register_backend("doubled", Doubled)
+    try:
+        assert "doubled" in dp.list_backends()
+        be = dp.get_backend("doubled", model)
+        q = np.full(model.n, 0.1)
+        np.testing.assert_allclose(be.inverse_dynamics(q, q, q),
+                                   2 * dp.get_backend("newton_euler", model).inverse_dynamics(q, q, q), rtol=1e-14)
+        # the default forward dynamics of a new backend is consistent with its own M and τ
+        np.testing.assert_allclose(be.forward_dynamics(q, q, be.inverse_dynamics(q, q, q)), q, rtol=1e-10)
+        with pytest.raises(dp.BackendError, match="already registered"):
+            dp.register_backend("doubled", Doubled)
+    finally:
+        dp.unregister_backend("doubled")
+    assert "doubled" not in dp.list_backends()
+
+
+def test_unknown_backend_lists_available():
+    with pytest.raises(dp.BackendError, match="newton_euler"):
+        dp.get_backend("no_such_backend", dp.load_robot("scara"))
+
+
+def test_entry_point_group(tmp_path, monkeypatch):
+    """An installed package that declares a `dyn_plugin.backends` entry point is found."""
+    (tmp_path / "toy_backend.py").write_text(textwrap.dedent("""
+        from dyn_plugin.backends.ours import NewtonEulerBackend
+
+        class ToyBackend(NewtonEulerBackend):
+            name = "toy"
+            description = "a third-party backend"
+    """))
+    dist = tmp_path / "toy_backend-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-backend\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[dyn_plugin.backends]\ntoy = toy_backend:ToyBackend\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "_entry_points_loaded", False)
+    monkeypatch.setattr(registry, "_factories", dict(registry._BUILTIN))
+    assert "toy" in dp.list_backends()
+    be = dp.get_backend("toy", dp.load_robot("scara"))
+    assert type(be).__name__ == "ToyBackend"
