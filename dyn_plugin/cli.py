@@ -50,7 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("--rtol", type=_positive_float, help="tolerance on |diff| / max(1, |ref|)")
     val.add_argument("--json", metavar="FILE", help="write every figure as JSON ('-' for stdout)")
 
-    sub.add_parser("robots", help="list the bundled robots")
+    robots = sub.add_parser("robots", help="list the bundled robots")
+    robots.add_argument("--regenerate", action="store_true",
+                        help="rewrite urdf/NAME.urdf from the source tables urdf/NAME.toml")
     sub.add_parser("backends", help="list the registered backends")
     info = sub.add_parser("info", help="joints, limits and masses of a robot")
     info.add_argument("robot", metavar="NAME_OR_URDF")
@@ -142,8 +144,12 @@ def _print_report(console, report) -> None:
 
 
 def _robots(args) -> int:
-    from .robots import list_robots, robot_table
+    from .robots import list_robots, regenerate, robot_table
 
+    if args.regenerate:
+        for path in regenerate():
+            print(f"wrote {path}")
+        return EXIT_OK
     for name in list_robots():
         print(f"{name:10s} {robot_table(name).get('description', '')}")
     return EXIT_OK

@@ -4,7 +4,7 @@ A model has ``n`` moving joints (revolute or prismatic; fixed joints are merged 
 their parent link when the model is built).  Joint ``i`` connects link ``parents[i]``
 (``-1`` = the fixed base) to link ``i``: link ``i``'s frame is joint ``i``'s frame,
 moving with the joint.  Indices follow pinocchio's order: depth-first from the root,
-children in URDF order.
+children sorted by joint name (urdfdom keeps joints in a name-sorted map).
 
 All per-joint data are numpy arrays indexed by joint, made read-only.  Validity checks
 (mass, inertia) live here; messages name the link and the violated condition.

@@ -3,7 +3,7 @@
 ``urdf/NAME.toml`` is the source (every number cites where it comes from);
 ``urdf/NAME.urdf`` is generated from it.  Regenerate after editing a table with::
 
-    python -m dyn_plugin.robots
+    dyn-plugin robots --regenerate
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def generate_urdf(name: str) -> str:
     """URDF text of a bundled robot, generated from its table."""
     robot_path(name)
     model = model_from_table(bundled_dir() / f"{name}.toml")
-    note = (f"Generated from {name}.toml by `python -m dyn_plugin.robots`; do not edit. "
+    note = (f"Generated from {name}.toml by `dyn-plugin robots --regenerate`; do not edit. "
             "The table cites the source of every number and explains every correction.")
     return to_urdf(model, comments={"robot": note})
 
@@ -84,7 +84,3 @@ def regenerate(names=BUNDLED, folder: Optional[Path] = None) -> list:
         paths.append(path)
     return paths
 
-
-if __name__ == "__main__":
-    for written in regenerate():
-        print(f"wrote {written}")

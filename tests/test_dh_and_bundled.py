@@ -83,7 +83,7 @@ def test_modified_dh_kinematics(name):
 
 @pytest.mark.parametrize("name", dp.list_robots())
 def test_committed_urdf_equals_regenerated(name):
-    """The bundled URDF is exactly what the source table generates (run `python -m dyn_plugin.robots`)."""
+    """The bundled URDF is exactly what the source table generates (run `dyn-plugin robots --regenerate`)."""
     assert (bundled_dir() / f"{name}.urdf").read_text() == generate_urdf(name)
 
 

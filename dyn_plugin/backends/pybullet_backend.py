@@ -78,6 +78,11 @@ class PybulletBackend(Backend):
         except pybullet.error as exc:
             raise BackendError(f"pybullet cannot load model {self.model.name!r}: {exc}") from None
         configure_reference_body(pybullet, self.body, self.model.gravity, self.client)
+        # calculateInverseDynamics applies the world gravity vector in the base link's
+        # inertial frame (a pybullet quirk on fixed bases): rotate it so the effect is right.
+        base_inertial = pybullet.getDynamicsInfo(self.body, -1, physicsClientId=self.client)[4]
+        R = np.array(pybullet.getMatrixFromQuaternion(base_inertial)).reshape(3, 3)
+        pybullet.setGravity(*(R.T @ self.model.gravity), physicsClientId=self.client)
         self._map_joints()
 
     def _urdf_file(self, tmpdir: Path) -> Path:
