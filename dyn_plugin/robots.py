@@ -69,7 +69,7 @@ def generate_urdf(name: str) -> str:
     """URDF text of a bundled robot, generated from its table."""
     robot_path(name)
     model = model_from_table(bundled_dir() / f"{name}.toml")
-    note = (f"Generated from {name}.toml by `dyn-plugin robots --regenerate`; do not edit. "
+    note = (f"Generated from {name}.toml (rerun: dyn-plugin robots, regenerate option); do not edit. "
             "The table cites the source of every number and explains every correction.")
     return to_urdf(model, comments={"robot": note})
 

@@ -257,7 +257,7 @@ def to_urdf(model: RobotModel, comments: Optional[dict] = None) -> str:
     ``comments`` optionally maps a joint or link name to a comment written above its
     element (used to carry provenance into the bundled URDF files).
     """
-    comments = comments or {}
+    comments = {key: text.replace("--", "- -") for key, text in (comments or {}).items()}  # XML forbids "--" here
     lines = ['<?xml version="1.0"?>', f'<robot name="{model.name}">']
     if "robot" in comments:
         lines.append(f"  <!-- {comments['robot']} -->")

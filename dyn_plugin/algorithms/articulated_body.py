@@ -25,9 +25,10 @@ def motion_subspace(model) -> np.ndarray:
     """S_i (n, 6): [axis; 0] for a revolute joint, [0; axis] for a prismatic one."""
     S = np.zeros((model.n, 6))
     for i, (kind, axis) in enumerate(zip(model.joint_types, model.axes)):
-        S[i, :3 if kind == REVOLUTE else 3:] = axis if kind == REVOLUTE else axis
-        if kind != REVOLUTE:
-            S[i, :3] = 0.0
+        if kind == REVOLUTE:
+            S[i, :3] = axis
+        else:
+            S[i, 3:] = axis
     return S
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..algorithms import articulated_body as aba
 from ..algorithms import lagrange_euler as le
 from ..algorithms import newton_euler as ne
 from .base import Backend, batch_args
@@ -15,12 +16,12 @@ from .base import Backend, batch_args
 class NewtonEulerBackend(Backend):
     """Recursive Newton-Euler in link frames (Fu Table 3.3 / eq. 3.3-57), O(n) per τ.
 
-    Mass matrix by unit-acceleration probing (n passes), forward dynamics by Cholesky.
-    Also exposes the joint reaction wrenches, which friction models need.
+    Forward dynamics by Featherstone's articulated-body algorithm, O(n); mass matrix by
+    unit-acceleration probing (n passes).  Also exposes the joint reaction wrenches, which friction models need.
     """
 
     name = "newton_euler"
-    description = "recursive Newton-Euler in link frames (Luh-Walker-Paul; Fu Table 3.3), trees"
+    description = "recursive Newton-Euler in link frames (Luh-Walker-Paul; Fu Table 3.3) + articulated-body forward dynamics, trees"
 
     def _batch_inverse_dynamics(self, q, qd, qdd):
         return ne.inverse_dynamics(self.model, q, qd, qdd, self.gravity)
@@ -30,6 +31,9 @@ class NewtonEulerBackend(Backend):
 
     def _batch_velocity_terms(self, q, qd):
         return ne.inverse_dynamics(self.model, q, qd, np.zeros_like(q), np.zeros(3))
+
+    def _batch_forward_dynamics(self, q, qd, tau):
+        return aba.forward_dynamics(self.model, q, qd, tau, self.gravity)
 
     def joint_wrenches(self, q, qd, qdd):
         """Force and moment that link ``parent(i)`` exerts on link ``i`` at joint ``i``.
@@ -44,6 +48,8 @@ class NewtonEulerBackend(Backend):
 
 class LagrangeEulerBackend(Backend):
     """Uicker/Fu Lagrange-Euler with 4x4 matrices (Fu §3.2), O(n⁴) by design.
+
+    Forward dynamics solves D q̈ = τ − h − c by Cholesky (the base class's default).
 
     Exposes its structure: the Christoffel coefficients h_ikm and ROBMAT's
     configuration-space matrices (M, B, C, G).

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import BackendError
 from ..urdf import urdf_text
-from .base import Backend
+from .base import Backend, batch_args
 
 
 @contextlib.contextmanager
@@ -82,7 +82,8 @@ class PybulletBackend(Backend):
         # inertial frame (a pybullet quirk on fixed bases): rotate it so the effect is right.
         base_inertial = pybullet.getDynamicsInfo(self.body, -1, physicsClientId=self.client)[4]
         R = np.array(pybullet.getMatrixFromQuaternion(base_inertial)).reshape(3, 3)
-        pybullet.setGravity(*(R.T @ self.model.gravity), physicsClientId=self.client)
+        self._gravity_for_inverse_dynamics = R.T @ self.model.gravity
+        pybullet.setGravity(*self._gravity_for_inverse_dynamics, physicsClientId=self.client)
         self._map_joints()
 
     def _urdf_file(self, tmpdir: Path) -> Path:
@@ -96,14 +97,16 @@ class PybulletBackend(Backend):
 
     def _map_joints(self):
         p, body, cid = self._p, self.body, self.client
-        dof_names = []  # pybullet's DoF order: non-fixed joints by joint index
+        dof_names, dof_joints = [], []  # pybullet's DoF order: non-fixed joints by joint index
         for j in range(p.getNumJoints(body, physicsClientId=cid)):
             info = p.getJointInfo(body, j, physicsClientId=cid)
             if info[2] in (p.JOINT_REVOLUTE, p.JOINT_PRISMATIC):
                 dof_names.append(info[1].decode())
+                dof_joints.append(j)
         if sorted(dof_names) != sorted(self.model.joint_names):
             raise BackendError(f"pybullet's joints {dof_names} differ from the model's {list(self.model.joint_names)}")
         self._order = np.array([dof_names.index(name) for name in self.model.joint_names])  # ours -> theirs
+        self.joint_indices = [dof_joints[k] for k in self._order]  # pybullet joint index of each of ours
 
     def _to_pb(self, x):
         out = np.empty(len(x))
@@ -122,11 +125,85 @@ class PybulletBackend(Backend):
         return np.array([np.array(p.calculateMassMatrix(body, self._to_pb(a), physicsClientId=cid))[ix] for a in q])
 
 
+    # -- stepping: pybullet as the integrator ------------------------------------------
+
+    def _set_state(self, q, qd):
+        p, body, cid = self._p, self.body, self.client
+        for j, qi, vi in zip(self.joint_indices, q, qd):
+            p.resetJointState(body, j, float(qi), float(vi), physicsClientId=cid)
+
+    def _get_state(self):
+        states = self._p.getJointStates(self.body, self.joint_indices, physicsClientId=self.client)
+        return np.array([s[0] for s in states]), np.array([s[1] for s in states])
+
+    def _step_once(self, tau):
+        p, cid = self._p, self.client
+        p.setJointMotorControlArray(self.body, self.joint_indices, p.TORQUE_CONTROL, forces=[float(t) for t in tau],
+                                    physicsClientId=cid)
+        p.stepSimulation(physicsClientId=cid)
+
+    def _stepping(self, dt):
+        """Set up the client for stepping with the physical gravity and time step ``dt``."""
+        p, cid = self._p, self.client
+        p.setPhysicsEngineParameter(fixedTimeStep=float(dt), numSubSteps=0, physicsClientId=cid)
+        p.setGravity(*self.model.gravity, physicsClientId=cid)
+
+    def _done_stepping(self):
+        self._p.setGravity(*self._gravity_for_inverse_dynamics, physicsClientId=self.client)
+
+    def step(self, q, qd, tau, dt: float):
+        """One pybullet step of ``dt`` from each state under TORQUE_CONTROL τ.
+
+        pybullet integrates semi-implicitly: q̇⁺ = q̇ + dt q̈(q, q̇, τ), q⁺ = q + dt q̇⁺.
+        Returns ``(q⁺, q̇⁺)`` with the shapes of the inputs.
+        """
+        (q, qd, tau), single = batch_args(self.model.n, q=q, qd=qd, tau=tau)
+        q_next, qd_next = np.empty_like(q), np.empty_like(qd)
+        self._stepping(dt)
+        try:
+            for k in range(len(q)):
+                self._set_state(q[k], qd[k])
+                self._step_once(tau[k])
+                q_next[k], qd_next[k] = self._get_state()
+        finally:
+            self._done_stepping()
+        return (q_next[0], qd_next[0]) if single else (q_next, qd_next)
+
+    def rollout(self, q0, qd0, torque, steps: int, dt: float):
+        """pybullet's own trajectory: ``steps`` steps from (q0, q̇0) with τ = torque(t, q, q̇).
+
+        Returns ``(q, q̇)`` of shape (steps + 1, n).
+        """
+        n = self.model.n
+        q, qd = np.zeros((steps + 1, n)), np.zeros((steps + 1, n))
+        q[0], qd[0] = q0, qd0
+        self._stepping(dt)
+        try:
+            self._set_state(q0, qd0)
+            for k in range(steps):
+                self._step_once(torque(k * dt, q[k], qd[k]))
+                q[k + 1], qd[k + 1] = self._get_state()
+        finally:
+            self._done_stepping()
+        return q, qd
+
+
+MAX_JOINT_VELOCITY = 1e6  # rad/s or m/s: pybullet clamps joint speeds to 100 by default
+UNREACHABLE_LIMIT = 1e6   # rad or m: joint limits pushed out of reach
+
+
 def configure_reference_body(pybullet, body, gravity, client):
-    """Make a loaded body a fair reference: gravity set, motors off, every damping zero."""
+    """Make a loaded body a fair reference: gravity set, motors off, every damping zero,
+    no clamping of joint speeds (pybullet's default cap of 100 rad/s is not physics), and
+    no active joint-limit constraints (rigid-body dynamics has none; our simulator reports
+    limit crossings instead).  pybullet cannot remove a URDF limit, so it is widened out of
+    reach, in a call of its own (bullet3 #4133: combined with maxJointVelocity it is ignored)."""
     pybullet.setGravity(*np.asarray(gravity, dtype=float), physicsClientId=client)
     for j in range(-1, pybullet.getNumJoints(body, physicsClientId=client)):
         pybullet.changeDynamics(body, j, linearDamping=0.0, angularDamping=0.0, jointDamping=0.0,
-                                physicsClientId=client)
+                                maxJointVelocity=MAX_JOINT_VELOCITY, physicsClientId=client)
+        if j >= 0:
+            pybullet.changeDynamics(body, j, jointLowerLimit=-UNREACHABLE_LIMIT, jointUpperLimit=UNREACHABLE_LIMIT,
+                                    physicsClientId=client)
         if j >= 0:
             pybullet.setJointMotorControl2(body, j, pybullet.VELOCITY_CONTROL, force=0.0, physicsClientId=client)

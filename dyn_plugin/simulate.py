@@ -1,0 +1,196 @@
+"""Time stepping over any backend.
+
+Integrators
+-----------
+``semi_implicit_euler``  q̇ₖ₊₁ = q̇ₖ + dt q̈(qₖ, q̇ₖ, τₖ);  qₖ₊₁ = qₖ + dt q̇ₖ₊₁ — pybullet's own
+                         scheme, so trajectories can be compared with it step for step.
+``rk4``                  classic fourth-order Runge-Kutta on (q, q̇); a callable torque is
+                         evaluated at every stage, an array torque is held over the step.
+
+Nothing is clamped: a joint that leaves its limits is reported (a
+:class:`JointLimitWarning`, or an error with ``on_limit="raise"``), and a state that
+becomes NaN or infinite stops the run with a :class:`SimulationError` saying when and
+which joint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import Callable, Union
+
+import numpy as np
+
+from .backends.base import as_batch
+from .errors import DynPluginError, InputError
+from .kinematics import forward_kinematics
+
+INTEGRATORS = ("semi_implicit_euler", "rk4")
+
+
+class SimulationError(DynPluginError, RuntimeError):
+    """A simulation that cannot go on (non-finite state, or a limit with on_limit='raise')."""
+
+
+class JointLimitWarning(UserWarning):
+    """A joint left its position limits during a simulation (it is not clamped)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LimitEvent:
+    time: float
+    joint: str
+    position: float
+    bound: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Trajectory:
+    """A simulated trajectory of T samples (T = steps + 1), SI units.
+
+    t (T,) s;  q, qd, qdd, tau (T, n);  kinetic, potential (T,) J;  limit_events.
+    ``tau[k]`` is the torque applied from ``t[k]`` (for RK4 with a callable torque, its
+    value at the start of the step) and ``qdd[k]`` the acceleration it gives at ``t[k]``.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    tau: np.ndarray
+    kinetic: np.ndarray
+    potential: np.ndarray
+    integrator: str
+    dt: float
+    limit_events: tuple = ()
+
+    @property
+    def energy(self) -> np.ndarray:
+        """Total mechanical energy (T,) J: kinetic + potential."""
+        return self.kinetic + self.potential
+
+    def relative_energy_drift(self) -> float:
+        """max |E(t) − E(0)| / max(|E(0)|, kinetic scale): the conservation figure."""
+        scale = max(abs(self.energy[0]), np.max(self.kinetic), 1e-300)
+        return float(np.max(np.abs(self.energy - self.energy[0])) / scale)
+
+
+def potential_energy(model, q: np.ndarray, gravity=None) -> np.ndarray:
+    """Gravitational potential energy (N,) J of batch ``q`` (N, n): −Σ m_i g·p_ci."""
+    g = model.gravity if gravity is None else np.asarray(gravity, dtype=float)
+    T = forward_kinematics(model, q)
+    com_world = np.einsum("nkij,kj->nki", T[..., :3, :3], model.coms) + T[..., :3, 3]
+    return -np.einsum("k,nki,i->n", model.masses, com_world, g)
+
+
+def kinetic_energy(backend, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    """½ q̇ᵀ M(q) q̇ (N,) J."""
+    return 0.5 * np.einsum("ni,nij,nj->n", qd, backend.mass_matrix(q), qd)
+
+
+def _torque_function(torque, n: int, steps: int, dt: float) -> Callable:
+    if callable(torque):
+        def evaluate(t, q, qd):
+            value = np.asarray(torque(t, q, qd), dtype=float)
+            if value.shape != (n,) or not np.all(np.isfinite(value)):
+                raise InputError(f"torque callable must return {n} finite numbers, got {value!r} at t={t:g}")
+            return value
+        return evaluate
+    array = np.asarray(torque, dtype=float)
+    if array.shape == (n,):
+        return lambda t, q, qd: array
+    if array.shape == (steps, n):
+        return lambda t, q, qd: array[min(int(round(t / dt)), steps - 1)]
+    raise InputError(f"torque must be a callable (t, q, qd) -> ({n},), an array ({n},) or ({steps}, {n}), "
+                     f"got shape {array.shape}")
+
+
+def simulate(backend, q0, qd0, torque: Union[Callable, np.ndarray], duration: float, dt: float,
+             integrator: str = "semi_implicit_euler", on_limit: str = "warn") -> Trajectory:
+    """Integrate the dynamics of ``backend`` from (q0, qd0) for ``duration`` seconds.
+
+    Parameters
+    ----------
+    backend : a :class:`~dyn_plugin.Backend`
+    q0, qd0 : (n,) initial positions and velocities
+    torque : callable ``(t, q, qd) -> (n,)``, or an array (n,) held constant, or (steps, n)
+    duration, dt : s; ``steps = round(duration / dt)``
+    integrator : ``"semi_implicit_euler"`` (pybullet's) or ``"rk4"``
+    on_limit : ``"warn"`` (default), ``"raise"`` or ``"ignore"`` when a joint leaves its limits
+    """
+    model = backend.model
+    n = model.n
+    if integrator not in INTEGRATORS:
+        raise InputError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
+    if on_limit not in ("warn", "raise", "ignore"):
+        raise InputError(f"on_limit must be 'warn', 'raise' or 'ignore', got {on_limit!r}")
+    if not (dt > 0 and duration > 0 and np.isfinite(dt) and np.isfinite(duration)):
+        raise InputError(f"dt and duration must be positive, got dt={dt}, duration={duration}")
+    steps = int(round(duration / dt))
+    q0, _ = as_batch("q0", q0, n)
+    qd0, _ = as_batch("qd0", qd0, n)
+    tau_of = _torque_function(torque, n, steps, dt)
+    fd = lambda q, qd, tau: backend.forward_dynamics(q, qd, tau)  # noqa: E731
+
+    t = np.arange(steps + 1) * dt
+    q, qd, tau, qdd = (np.zeros((steps + 1, n)) for _ in range(4))
+    q[0], qd[0] = q0[0], qd0[0]
+    limits = _LimitWatch(model, on_limit)
+    for k in range(steps + 1):
+        tau[k] = tau_of(t[k], q[k], qd[k])
+        qdd[k] = fd(q[k], qd[k], tau[k])
+        if k == steps:
+            break
+        if integrator == "semi_implicit_euler":
+            qd[k + 1] = qd[k] + dt * qdd[k]
+            q[k + 1] = q[k] + dt * qd[k + 1]
+        else:
+            q[k + 1], qd[k + 1] = _rk4_step(fd, tau_of, t[k], q[k], qd[k], qdd[k], dt)
+        _check_finite(model, t[k + 1], q[k + 1], qd[k + 1])
+        limits.check(t[k + 1], q[k + 1])
+    return Trajectory(t=t, q=q, qd=qd, qdd=qdd, tau=tau, kinetic=kinetic_energy(backend, q, qd),
+                      potential=potential_energy(model, q, backend.gravity), integrator=integrator, dt=dt,
+                      limit_events=tuple(limits.events))
+
+
+def _rk4_step(fd, tau_of, t, q, qd, qdd, dt):
+    k1q, k1v = qd, qdd
+    q2, v2 = q + 0.5 * dt * k1q, qd + 0.5 * dt * k1v
+    k2q, k2v = v2, fd(q2, v2, tau_of(t + 0.5 * dt, q2, v2))
+    q3, v3 = q + 0.5 * dt * k2q, qd + 0.5 * dt * k2v
+    k3q, k3v = v3, fd(q3, v3, tau_of(t + 0.5 * dt, q3, v3))
+    q4, v4 = q + dt * k3q, qd + dt * k3v
+    k4q, k4v = v4, fd(q4, v4, tau_of(t + dt, q4, v4))
+    return (q + dt / 6 * (k1q + 2 * k2q + 2 * k3q + k4q),
+            qd + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v))
+
+
+def _check_finite(model, t, q, qd):
+    bad = ~(np.isfinite(q) & np.isfinite(qd))
+    if bad.any():
+        joint = model.joint_names[int(np.argmax(bad))]
+        raise SimulationError(f"state became non-finite at t = {t:.6g} s (joint {joint!r}); "
+                              "the system may be stiff for this dt: try a smaller dt or rk4")
+
+
+class _LimitWatch:
+    """Reports the first excursion of each joint beyond its limits, without clamping."""
+
+    def __init__(self, model, mode):
+        self.model, self.mode, self.events, self.outside = model, mode, [], set()
+
+    def check(self, t, q):
+        for i in np.nonzero((q < self.model.lower) | (q > self.model.upper))[0]:
+            if i in self.outside:
+                continue
+            self.outside.add(i)
+            bound = self.model.lower[i] if q[i] < self.model.lower[i] else self.model.upper[i]
+            event = LimitEvent(float(t), self.model.joint_names[i], float(q[i]), float(bound))
+            self.events.append(event)
+            message = (f"joint {event.joint!r} left its limits at t = {t:.6g} s: q = {q[i]:.6g}, "
+                       f"limit {bound:.6g} (not clamped)")
+            if self.mode == "raise":
+                raise SimulationError(message)
+            if self.mode == "warn":
+                warnings.warn(message, JointLimitWarning, stacklevel=4)
+        self.outside &= set(np.nonzero((q < self.model.lower) | (q > self.model.upper))[0])
