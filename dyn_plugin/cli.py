@@ -75,7 +75,7 @@ def _console():
 
     console = Console()
     if not console.is_terminal:  # piped or captured: room for the whole table
-        console = Console(width=max(console.width, 120))
+        console = Console(width=max(console.width, 160))
     return console
 
 

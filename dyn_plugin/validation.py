@@ -32,6 +32,13 @@ def _coriolis_times_velocity(backend, s: States) -> np.ndarray:
     return np.einsum("nij,nj->ni", backend.coriolis_matrix(s.q, s.qd), s.qd)
 
 
+def _one_step(pybullet_backend, backend, s: States, dt: float):
+    """pybullet's one-step acceleration (q̇⁺ − q̇)/dt against ours, for the same (q, q̇, τ)."""
+    _, qd_next = pybullet_backend.step(s.q, s.qd, s.tau, dt)
+    return backend.forward_dynamics(s.q, s.qd, s.tau), (qd_next - s.qd) / dt
+
+
+# Quantities every reference can compute through the Backend interface.
 QUANTITIES: dict = {
     "tau": (lambda be, s: be.inverse_dynamics(s.q, s.qd, s.qdd), "inverse dynamics τ(q, q̇, q̈)"),
     "M": (lambda be, s: be.mass_matrix(s.q), "mass matrix M(q)"),
@@ -39,6 +46,12 @@ QUANTITIES: dict = {
     "gravity": (lambda be, s: be.gravity_torques(s.q), "gravity torques g(q)"),
     "Cqd": (_coriolis_times_velocity, "Coriolis matrix times velocity C(q, q̇) q̇"),
     "qdd": (lambda be, s: be.forward_dynamics(s.q, s.qd, s.tau), "forward dynamics q̈(q, q̇, τ)"),
+}
+# Quantities that need pybullet as the integrator (compared only against the pybullet reference).
+STEPPING = {
+    "step": "one pybullet step: (q̇⁺ − q̇)/dt against our q̈",
+    "traj_zero": "1 s trajectory under zero torque, semi-implicit Euler, q against pybullet's",
+    "traj_gravity": "1 s trajectory under gravity compensation τ = g(q), q against pybullet's",
 }
 
 
@@ -53,17 +66,21 @@ class Suite:
     samples: int = 200
     seed: int = 0
     rtol: float = 1e-9
+    dt: float = 1e-3
+    duration: float = 1.0
+    trajectory_tol: float = 1e-8
     description: str = ""
     name: str = "custom"
 
     def check(self) -> None:
-        unknown = [q for q in self.quantities if q not in QUANTITIES]
+        unknown = [q for q in self.quantities if q not in QUANTITIES and q not in STEPPING]
         if unknown:
-            raise DynPluginError(f"unknown quantities {unknown}; known: {', '.join(QUANTITIES)}")
+            raise DynPluginError(f"unknown quantities {unknown}; known: {', '.join([*QUANTITIES, *STEPPING])}")
         if self.samples < 1:
             raise DynPluginError(f"samples must be at least 1, got {self.samples}")
-        if not self.rtol > 0:
-            raise DynPluginError(f"rtol must be positive, got {self.rtol}")
+        for key in ("rtol", "dt", "duration", "trajectory_tol"):
+            if not getattr(self, key) > 0:
+                raise DynPluginError(f"{key} must be positive, got {getattr(self, key)}")
 
 
 def suite_dir() -> Path:
@@ -110,26 +127,37 @@ class Comparison:
     worst_sample: int
     worst_entry: tuple
     rtol: float
+    errors: np.ndarray = dataclasses.field(default=None, repr=False)  # per sample, for plots
+    trace: dict = dataclasses.field(default=None, repr=False)         # trajectories, for plots
 
     @property
     def passed(self) -> bool:
         return bool(self.max_rel <= self.rtol)
 
     def as_dict(self) -> dict:
-        out = dataclasses.asdict(self)
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("errors", "trace")}
         out["worst_entry"] = list(self.worst_entry)
         out["passed"] = self.passed
+        if self.trace is not None:
+            out["error_growth"] = self.trace["growth"]
         return out
 
 
-def compare_arrays(ours: np.ndarray, reference: np.ndarray):
-    """``(max_abs, max_rel, worst_index)`` with rel = |diff| / max(1, |reference|)."""
+def relative_errors(ours: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """|ours − ref| / max(1, |ref|) elementwise; NaN counts as infinitely wrong."""
     ours, reference = np.asarray(ours, dtype=float), np.asarray(reference, dtype=float)
-    diff = np.abs(ours - reference)
-    rel = diff / np.maximum(1.0, np.abs(reference))
-    rel = np.where(np.isfinite(rel), rel, np.inf)
+    rel = np.abs(ours - reference) / np.maximum(1.0, np.abs(reference))
+    return np.where(np.isnan(rel), np.inf, rel)
+
+
+def _comparison(robot, backend, reference, quantity, ours, ref, tol, trace=None) -> "Comparison":
+    rel = relative_errors(ours, ref)
     worst = np.unravel_index(int(np.argmax(rel)), rel.shape)
-    return float(np.nanmax(np.where(np.isnan(diff), np.inf, diff))), float(rel.max()), worst
+    diff = np.abs(np.asarray(ours, dtype=float) - np.asarray(ref, dtype=float))
+    return Comparison(robot=robot, backend=backend, reference=reference, quantity=quantity, samples=len(rel),
+                      max_abs=float(np.max(np.where(np.isnan(diff), np.inf, diff))), max_rel=float(rel.max()),
+                      worst_sample=int(worst[0]), worst_entry=tuple(int(i) for i in worst[1:]), rtol=tol,
+                      errors=rel.reshape(len(rel), -1).max(axis=1), trace=trace)
 
 
 @dataclasses.dataclass
@@ -165,21 +193,23 @@ def run(suite: Suite, progress: Optional[Callable[[str], None]] = None) -> Repor
     suite.check()
     start = time.perf_counter()
     comparisons = []
+    plain = [q for q in suite.quantities if q in QUANTITIES]
+    stepping = [q for q in suite.quantities if q in STEPPING]
     for robot in suite.robots:
         model = load_robot(robot)
         states = random_states(model, suite.samples, seed=suite.seed)
-        reference_values = {ref: _evaluate(get_backend(ref, model), states, suite.quantities)
-                            for ref in suite.references}
+        references = {ref: get_backend(ref, model) for ref in suite.references}
+        reference_values = {ref: _evaluate(be, states, plain) for ref, be in references.items()}
         for backend_name in suite.backends:
-            ours = _evaluate(get_backend(backend_name, model), states, suite.quantities)
+            backend = get_backend(backend_name, model)
+            ours = _evaluate(backend, states, plain)
             for ref, values in reference_values.items():
-                for quantity in suite.quantities:
-                    max_abs, max_rel, worst = compare_arrays(ours[quantity], values[quantity])
-                    comparisons.append(Comparison(
-                        robot=model.name, backend=backend_name, reference=ref, quantity=quantity,
-                        samples=len(states), max_abs=max_abs, max_rel=max_rel,
-                        worst_sample=int(worst[0]), worst_entry=tuple(int(i) for i in worst[1:]),
-                        rtol=suite.rtol))
+                for quantity in plain:
+                    comparisons.append(_comparison(model.name, backend_name, ref, quantity, ours[quantity],
+                                                   values[quantity], suite.rtol))
+            if stepping and "pybullet" in references:
+                comparisons += _stepping_comparisons(suite, model.name, backend_name, backend,
+                                                     references["pybullet"], states, stepping)
             if progress:
                 progress(f"{robot} / {backend_name}")
     return Report(suite, comparisons, time.perf_counter() - start)
@@ -187,3 +217,35 @@ def run(suite: Suite, progress: Optional[Callable[[str], None]] = None) -> Repor
 
 def _evaluate(backend, states: States, quantities: Sequence[str]) -> dict:
     return {name: QUANTITIES[name][0](backend, states) for name in quantities}
+
+
+def _stepping_comparisons(suite, robot, backend_name, backend, pybullet_backend, states, quantities) -> list:
+    out = []
+    if "step" in quantities:
+        ours, theirs = _one_step(pybullet_backend, backend, states, suite.dt)
+        out.append(_comparison(robot, backend_name, "pybullet", "step", ours, theirs, suite.rtol))
+    controllers = {"traj_zero": lambda t, q, qd: np.zeros(len(q)),
+                   "traj_gravity": lambda t, q, qd: backend.gravity_torques(q)}
+    for quantity in [q for q in quantities if q in controllers]:
+        ours, theirs = compare_trajectories(backend, pybullet_backend, states.q[0], states.qd[0],
+                                            controllers[quantity], suite.duration, suite.dt)
+        trace = {"t": ours.t, "ours": ours.q, "pybullet": theirs, "growth": _growth(ours.t, ours.q, theirs)}
+        out.append(_comparison(robot, backend_name, "pybullet", quantity, ours.q, theirs, suite.trajectory_tol, trace))
+    return out
+
+
+def compare_trajectories(backend, pybullet_backend, q0, qd0, torque, duration, dt):
+    """Our semi-implicit Euler trajectory and pybullet's from the same state under the
+    same torque law: ``(Trajectory, q_pybullet (T, n))``."""
+    from .simulate import simulate
+
+    ours = simulate(backend, q0, qd0, torque, duration, dt, on_limit="ignore")
+    theirs, _ = pybullet_backend.rollout(q0, qd0, torque, len(ours.t) - 1, dt)
+    return ours, theirs
+
+
+def _growth(t, ours, theirs) -> dict:
+    """Largest |Δq| up to a few instants, to show how the difference grows."""
+    error = np.abs(ours - theirs).max(axis=1)
+    marks = [t[-1] * f for f in (0.1, 0.25, 0.5, 1.0)]
+    return {f"{mark:.3g}s": float(error[: int(np.searchsorted(t, mark + 1e-12))].max()) for mark in marks}

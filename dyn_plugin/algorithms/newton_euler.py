@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kinematics import REVOLUTE, link_placements
+from ..kinematics import REVOLUTE, cross, link_placements
 
 
 def _rotate_into_child(R: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -43,7 +43,7 @@ def forward_pass(model, q, qd, qdd, gravity):
         parent = model.parents[i]
         w_p, wd_p, vd_p = (zero, zero, base_acc) if parent < 0 else (w[:, parent], wd[:, parent], vd[:, parent])
         # acceleration of this joint's origin, still in the parent frame
-        origin_acc = vd_p + np.cross(wd_p, p[:, i]) + np.cross(w_p, np.cross(w_p, p[:, i]))
+        origin_acc = vd_p + cross(wd_p, p[:, i]) + cross(w_p, cross(w_p, p[:, i]))
         w_in = _rotate_into_child(R[:, i], w_p)
         wd_in = _rotate_into_child(R[:, i], wd_p)
         vd_in = _rotate_into_child(R[:, i], origin_acc)
@@ -52,12 +52,12 @@ def forward_pass(model, q, qd, qdd, gravity):
         z_qdd = qdd[:, i, None] * z
         if model.joint_types[i] == REVOLUTE:
             w[:, i] = w_in + z_qd                                   # 3.3-50
-            wd[:, i] = wd_in + z_qdd + np.cross(w_in, z_qd)         # 3.3-51
+            wd[:, i] = wd_in + z_qdd + cross(w_in, z_qd)         # 3.3-51
             vd[:, i] = vd_in                                        # 3.3-52 (rot)
         else:
             w[:, i] = w_in
             wd[:, i] = wd_in
-            vd[:, i] = vd_in + z_qdd + 2.0 * np.cross(w_in, z_qd)  # 3.3-52 (transl): Coriolis 2ω×ż
+            vd[:, i] = vd_in + z_qdd + 2.0 * cross(w_in, z_qd)  # 3.3-52 (transl): Coriolis 2ω×ż
     return w, wd, vd, R, p
 
 
@@ -71,18 +71,18 @@ def joint_wrenches(model, q, qd, qdd, gravity):
     w, wd, vd, R, p = forward_pass(model, q, qd, qdd, gravity)
     c = model.coms                                                      # (n, 3)
     I = model.inertias                                                  # (n, 3, 3)
-    acc_com = vd + np.cross(wd, c) + np.cross(w, np.cross(w, c))        # 3.3-53
+    acc_com = vd + cross(wd, c) + cross(w, cross(w, c))        # 3.3-53
     F = model.masses[:, None] * acc_com                                 # 3.3-54
     Iw = np.einsum("kij,nkj->nki", I, w)
-    N_ = np.einsum("kij,nkj->nki", I, wd) + np.cross(w, Iw)             # 3.3-55
+    N_ = np.einsum("kij,nkj->nki", I, wd) + cross(w, Iw)             # 3.3-55
     f = F.copy()
-    moment = N_ + np.cross(c, F)
+    moment = N_ + cross(c, F)
     for i in reversed(range(model.n)):                                  # children come after parents
         parent = model.parents[i]
         if parent >= 0:
             f_in_parent = _rotate_into_parent(R[:, i], f[:, i])         # 3.3-56
             f[:, parent] += f_in_parent
-            moment[:, parent] += _rotate_into_parent(R[:, i], moment[:, i]) + np.cross(p[:, i], f_in_parent)  # 3.3-57
+            moment[:, parent] += _rotate_into_parent(R[:, i], moment[:, i]) + cross(p[:, i], f_in_parent)  # 3.3-57
     return f, moment
 
 
