@@ -49,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("--seed", type=int, help="random seed")
     val.add_argument("--rtol", type=_positive_float, help="tolerance on |diff| / max(1, |ref|)")
     val.add_argument("--json", metavar="FILE", help="write every figure as JSON ('-' for stdout)")
+    val.add_argument("--report", metavar="FILE.md", help="write a Markdown report")
+    val.add_argument("--plots", metavar="DIR", help="write error histograms and trajectory overlays (PNG)")
 
     robots = sub.add_parser("robots", help="list the bundled robots")
     robots.add_argument("--regenerate", action="store_true",
@@ -113,6 +115,16 @@ def _validate(args) -> int:
             print(text)
         else:
             Path(args.json).write_text(text + "\n")
+    if args.report:
+        from .reporting import markdown_report
+
+        Path(args.report).write_text(markdown_report(report))
+    if args.plots:
+        from .reporting import plot_report
+
+        written = plot_report(report, args.plots)
+        if not quiet:
+            console.print(f"wrote {len(written)} plots to {args.plots}")
     if not quiet:
         _print_report(console, report)
     return EXIT_OK if report.passed else EXIT_FAILED
