@@ -15,14 +15,16 @@ from .errors import (BackendError, DynPluginError, InputError, ModelError, Physi
                      UnknownRobotError, URDFError)
 from .model import RobotModel
 from .robots import list_robots, load_robot, robot_table
+from .simulate import JointLimitWarning, SimulationError, Trajectory, simulate
 from .urdf import load_urdf, load_urdf_string, to_urdf, write_urdf
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Backend", "BackendError", "DHRow", "DynPluginError", "InputError", "ModelError",
+    "Backend", "BackendError", "DHRow", "DynPluginError", "InputError", "JointLimitWarning", "ModelError",
     "PhysicalValidityWarning", "RobotModel", "URDFError", "UnknownRobotError", "get_backend",
     "list_backends", "list_robots", "load_robot", "load_urdf", "load_urdf_string",
-    "model_from_dh", "read_dh_table", "register_backend", "robot_table", "to_urdf",
+    "model_from_dh", "read_dh_table", "register_backend", "robot_table", "SimulationError", "simulate",
+    "to_urdf", "Trajectory",
     "unregister_backend", "write_urdf",
 ]

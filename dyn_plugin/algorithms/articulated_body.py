@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kinematics import REVOLUTE, link_placements, skew
+from ..kinematics import REVOLUTE, cross, link_placements, skew
 
 
 def motion_subspace(model) -> np.ndarray:
@@ -43,14 +43,22 @@ def spatial_inertias(model) -> np.ndarray:
 def plucker_transforms(R: np.ndarray, p: np.ndarray) -> np.ndarray:
     """ⁱX_λ (..., 6, 6) for link placements x_λ = R x_i + p: [[E, 0], [−E r×, E]], E = Rᵀ, r = p."""
     E = np.swapaxes(R, -1, -2)
-    zero = np.zeros_like(E)
-    return np.block([[E, zero], [-E @ skew(p), E]])
+    X = np.zeros(E.shape[:-2] + (6, 6))
+    X[..., :3, :3] = X[..., 3:, 3:] = E
+    X[..., 3:, :3] = -E @ skew(p)
+    return X
 
 
-def cross_motion(v: np.ndarray) -> np.ndarray:
-    """v×ₘ (..., 6, 6) = [[ω×, 0], [v×, ω×]] (Featherstone 2.31)."""
-    wx, vx = skew(v[..., :3]), skew(v[..., 3:])
-    return np.block([[wx, np.zeros_like(wx)], [vx, wx]])
+def cross_motion(v: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """v ×ₘ m for motion vectors (..., 6): [ω × m_ω; ω × m_v + v × m_ω] (Featherstone 2.31)."""
+    w, lin = v[..., :3], v[..., 3:]
+    return np.concatenate([cross(w, m[..., :3]), cross(w, m[..., 3:]) + cross(lin, m[..., :3])], axis=-1)
+
+
+def cross_force(v: np.ndarray, f: np.ndarray) -> np.ndarray:
+    """v ×* f for a force vector f (..., 6): [ω × n + v × f; ω × f] (Featherstone 2.32)."""
+    w, lin = v[..., :3], v[..., 3:]
+    return np.concatenate([cross(w, f[..., :3]) + cross(lin, f[..., 3:]), cross(w, f[..., 3:])], axis=-1)
 
 
 def forward_dynamics(model, q, qd, tau, gravity) -> np.ndarray:
@@ -68,9 +76,8 @@ def forward_dynamics(model, q, qd, tau, gravity) -> np.ndarray:
         v_parent = v[:, parents[i]] if parents[i] >= 0 else np.zeros((N, 6))
         joint_velocity = qd[:, i, None] * S[i]
         v[:, i] = np.einsum("nab,nb->na", X[:, i], v_parent) + joint_velocity
-        c[:, i] = np.einsum("nab,nb->na", cross_motion(v[:, i]), joint_velocity)
-        crf = -np.swapaxes(cross_motion(v[:, i]), -1, -2)           # v×* = −(v×ₘ)ᵀ
-        pA[:, i] = np.einsum("nab,nb->na", crf, np.einsum("ab,nb->na", I[i], v[:, i]))
+        c[:, i] = cross_motion(v[:, i], joint_velocity)
+        pA[:, i] = cross_force(v[:, i], v[:, i] @ I[i].T)
 
     U = np.zeros((N, n, 6))
     D = np.zeros((N, n))

@@ -1,0 +1,100 @@
+"""Simulation: energy conservation, the pendulum's period, agreement with pybullet's own
+stepping, and clear reports of limits and blow-ups."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import dyn_plugin as dp
+from dyn_plugin.sampling import random_states
+from dyn_plugin.validation import compare_trajectories
+
+PENDULUM = """<robot name="pendulum"><link name="base"/>
+<link name="bob"><inertial><origin xyz="0 0 -{l}"/><mass value="{m}"/>
+<inertia ixx="{i}" iyy="{i}" izz="{i}" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<joint name="swing" type="continuous"><parent link="base"/><child link="bob"/><axis xyz="0 1 0"/></joint>
+</robot>"""
+
+
+def test_energy_conserved_rk4_puma_falling():
+    """Zero torque, RK4 at dt = 1e-3 for 2 s from a random state: |ΔE| / E_scale < 1e-6."""
+    model = dp.load_robot("puma560")
+    s = random_states(model, 1, seed=4)
+    be = dp.get_backend("newton_euler", model)
+    traj = dp.simulate(be, s.q[0], s.qd[0], np.zeros(model.n), duration=2.0, dt=1e-3, integrator="rk4",
+                       on_limit="ignore")
+    assert np.ptp(traj.potential) > 1.0  # it really falls: joules of potential energy exchanged
+    assert traj.relative_energy_drift() < 1e-6
+
+
+def test_pendulum_small_angle_period():
+    """A compound pendulum's period equals 2π √(I_O / (m g l)) within 0.1 % (seed 000 B.8 style)."""
+    m, l, i_c, g = 1.5, 0.8, 0.02, 9.81
+    model = dp.load_urdf_string(PENDULUM.format(m=m, l=l, i=i_c))
+    be = dp.get_backend("newton_euler", model)
+    expected = 2 * np.pi * np.sqrt((i_c + m * l**2) / (m * g * l))
+    traj = dp.simulate(be, [0.01], [0.0], [0.0], duration=3 * expected, dt=1e-3, integrator="rk4")
+    angle = traj.q[:, 0]
+    rising = np.nonzero((angle[:-1] < 0) & (angle[1:] >= 0))[0]
+    crossings = traj.t[rising] - angle[rising] * 1e-3 / (angle[rising + 1] - angle[rising])  # interpolated
+    period = np.mean(np.diff(crossings))
+    assert abs(period / expected - 1) < 1e-3
+
+
+@pytest.mark.parametrize("robot", ["puma560", "scara"])
+def test_trajectory_matches_pybullet_stepping(robot):
+    """Semi-implicit Euler at pybullet's dt reproduces pybullet's own stepping to 1e-8 after 1 s."""
+    model = dp.load_robot(robot)
+    s = random_states(model, 1, seed=5)
+    ours, theirs = compare_trajectories(dp.get_backend("newton_euler", model), dp.get_backend("pybullet", model),
+                                        s.q[0], s.qd[0], lambda t, q, qd: np.zeros(model.n), 1.0, 1e-3)
+    assert np.max(np.abs(ours.q - theirs)) < 1e-8
+    assert np.ptp(ours.q) > 0.1  # the arm moved
+
+
+def test_semi_implicit_euler_is_pybullets_update():
+    model = dp.load_robot("scara")
+    be = dp.get_backend("newton_euler", model)
+    s = random_states(model, 1, seed=6)
+    traj = dp.simulate(be, s.q[0], s.qd[0], s.tau[0], duration=3e-3, dt=1e-3, on_limit="ignore")
+    q, qd = s.q[0], s.qd[0]
+    for k in range(3):
+        qd = qd + 1e-3 * be.forward_dynamics(q, qd, s.tau[0])
+        q = q + 1e-3 * qd
+        np.testing.assert_allclose(traj.q[k + 1], q, rtol=0, atol=1e-15)
+
+
+def test_leaving_limits_is_reported_not_clamped():
+    model = dp.load_robot("scara")  # joint3 (the quill) is limited to [0, 0.21] m
+    be = dp.get_backend("newton_euler", model)
+    q0 = np.array([0.0, 0.0, 0.2, 0.0])
+    with pytest.warns(dp.JointLimitWarning, match="joint3"):
+        traj = dp.simulate(be, q0, np.zeros(4), np.zeros(4), duration=0.5, dt=1e-3)
+    assert traj.q[-1, 2] > 0.21 + 0.5  # fell on, past the stop: not clamped
+    assert traj.limit_events[0].joint == "joint3"
+    with pytest.raises(dp.SimulationError, match="joint3"):
+        dp.simulate(be, q0, np.zeros(4), np.zeros(4), duration=0.5, dt=1e-3, on_limit="raise")
+
+
+def test_non_finite_state_stops_with_a_clear_error():
+    model = dp.load_robot("scara")
+    be = dp.get_backend("newton_euler", model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # overflow and limit warnings on the way to inf
+        with pytest.raises(dp.SimulationError, match="non-finite"):
+            dp.simulate(be, [0, 0, 0.1, 0], np.zeros(4), np.full(4, 1e308), duration=0.1, dt=1e-2)
+
+
+@pytest.mark.parametrize("kwargs, fragment", [
+    (dict(integrator="leapfrog"), "integrator"),
+    (dict(torque=np.zeros(3)), r"\(4,\)"),
+    (dict(dt=0.0), "positive"),
+    (dict(torque=lambda t, q, qd: np.zeros(2)), "4 finite numbers"),
+])
+def test_bad_simulation_input(kwargs, fragment):
+    model = dp.load_robot("scara")
+    args = dict(q0=[0, 0, 0.1, 0], qd0=np.zeros(4), torque=np.zeros(4), duration=0.01, dt=1e-3)
+    args.update(kwargs)
+    with pytest.raises(dp.InputError, match=fragment):
+        dp.simulate(dp.get_backend("newton_euler", model), **args)
