@@ -196,9 +196,11 @@ def _info(args) -> int:
                       np.array2string(model.coms[i], precision=4))
     console = _console()
     console.print(table)
-    for warning in caught:
-        console.print(f"[yellow]warning:[/] {warning.message}")
-    if not caught:
+    notes = [str(w.message) for w in caught] + [f"{n} (pybullet comparisons will differ)"
+                                                for n in model.pybullet_alterations() if "<inertial>" in n]
+    for note in notes:
+        console.print(f"[yellow]warning:[/] {note}")
+    if not notes:
         console.print("[green]every link is physically valid[/] (mass >= 0, inertia PSD, triangle inequality)")
     return EXIT_OK
 

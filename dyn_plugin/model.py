@@ -51,6 +51,9 @@ class RobotModel:
     source_urdf, source_path : str or None
         The URDF text (and file) the model was read from, so that the reference engines
         load exactly the same description (and find its meshes).
+    links_without_inertial : tuple[str, ...]
+        URDF links (other than the base) with no ``<inertial>``: 0 kg here and in
+        pinocchio, 1 kg with unit inertia in pybullet.
     """
 
     name: str
@@ -74,6 +77,7 @@ class RobotModel:
     gravity: np.ndarray = dataclasses.field(default_factory=lambda: np.array(DEFAULT_GRAVITY))
     source_urdf: Optional[str] = None
     source_path: Optional[str] = None
+    links_without_inertial: tuple = ()
     base_link: str = "base_link"
 
     def __post_init__(self):
@@ -154,6 +158,18 @@ class RobotModel:
         if n and not np.allclose(norms, 1.0, atol=1e-12):
             bad = self.joint_names[int(np.argmax(np.abs(norms - 1.0)))]
             raise ModelError(f"joint {bad!r}: axis is not a unit vector")
+
+    def pybullet_alterations(self) -> list:
+        """What pybullet would change in this model when loading it, one sentence each:
+        links without ``<inertial>`` (pybullet: 1 kg, unit inertia) and inertias that break
+        the triangle inequality (pybullet zeroes them).  Empty for a fair comparison."""
+        notes = [f"link {name!r} has no <inertial>: pybullet gives it 1 kg and unit inertia, pinocchio and "
+                 "dyn_plugin 0 kg" for name in self.links_without_inertial]
+        for name, I in zip(self.link_names, self.inertias):
+            moments = np.linalg.eigvalsh(I)
+            if moments[0] + moments[1] - moments[2] < -1e-9 * max(1e-300, abs(moments).max()):
+                notes.append(f"link {name!r} breaks the triangle inequality: pybullet zeroes its inertia")
+        return notes
 
     def validate_inertia(self, strict: bool = False):
         """Check every link's mass and inertia; see :func:`check_link_inertia`."""

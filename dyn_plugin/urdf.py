@@ -164,6 +164,8 @@ class _Body:
 
 
 def _assemble(robot, root_xml, inertial_links, text, source, strict, gravity) -> RobotModel:
+    """Walk the tree from the root: merge fixed children into their moving body, number
+    moving joints depth-first.  Links without ``<inertial>`` weigh 0 kg (as in pinocchio)."""
     children = {link.name: [] for link in robot.links}
     for joint in robot.joints:
         children[joint.parent].append(joint)
@@ -172,10 +174,12 @@ def _assemble(robot, root_xml, inertial_links, text, source, strict, gravity) ->
     link_map = robot.link_map
     base = next(name for name in children if all(j.child != name for j in robot.joints))
 
-    joints, bodies = [], []
+    joints, bodies, without_inertial = [], [], []
 
     def visit(link_name: str, body: Optional[_Body], X: np.ndarray) -> None:
         link = link_map[link_name]
+        if body is not None and link_name not in inertial_links:
+            without_inertial.append(link_name)
         if body is not None and link_name in inertial_links:
             mass = float(link.inertial.mass)
             R, p = X[:3, :3], X[:3, 3]
@@ -196,7 +200,8 @@ def _assemble(robot, root_xml, inertial_links, text, source, strict, gravity) ->
 
     visit(base, None, np.eye(4))
     index_of_link = {joint.child: i for i, (joint, _) in enumerate(joints)}
-    return _model_from_joints(robot, joints, bodies, index_of_link, link_map, text, gravity, base)
+    model = _model_from_joints(robot, joints, bodies, index_of_link, link_map, text, gravity, base)
+    return dataclasses.replace(model, links_without_inertial=tuple(without_inertial))
 
 
 def _owner(link_name, robot, index_of_link):

@@ -139,3 +139,15 @@ def test_pybullet_reference_on_random_trees(seed, states):
     pb, ref = dp.get_backend("pybullet", model), dp.get_backend("pinocchio", model)
     assert rel_err(pb.inverse_dynamics(s.q, s.qd, s.qdd), ref.inverse_dynamics(s.q, s.qd, s.qdd)) < 1e-8
     assert rel_err(pb.mass_matrix(s.q), ref.mass_matrix(s.q)) < 1e-8
+
+
+def test_pybullet_reference_warns_when_it_would_alter_the_model():
+    """A link without <inertial> weighs 1 kg in pybullet and 0 kg in pinocchio: say so."""
+    xml = """<robot name="r"><link name="base"/><link name="hollow"/>
+    <joint name="j" type="revolute"><parent link="base"/><child link="hollow"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>"""
+    model = dp.load_urdf_string(xml)
+    assert model.links_without_inertial == ("hollow",)
+    with pytest.warns(dp.PhysicalValidityWarning, match="'hollow' has no <inertial>"):
+        dp.get_backend("pybullet", model)
+    assert dp.load_robot("puma560").pybullet_alterations() == []

@@ -12,12 +12,13 @@ import contextlib
 import os
 import sys
 import tempfile
+import warnings
 import weakref
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import BackendError
+from ..errors import BackendError, PhysicalValidityWarning
 from ..urdf import urdf_text
 from .base import Backend, batch_args
 
@@ -64,6 +65,9 @@ class PybulletBackend(Backend):
 
     def __init__(self, model, gravity=None):
         super().__init__(model, gravity)
+        for note in model.pybullet_alterations():
+            warnings.warn(f"{model.name}: {note}; pybullet results will differ from the model",
+                          PhysicalValidityWarning, stacklevel=3)
         pybullet = import_pybullet()
         self._p = pybullet
         self.client = pybullet.connect(pybullet.DIRECT)
