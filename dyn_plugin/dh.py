@@ -117,7 +117,10 @@ def model_from_dh(rows: Sequence[DHRow], convention: str, name: str = "dh_robot"
         coms.append(X[:3, :3] @ np.asarray(row.com, dtype=float) + X[:3, 3])
         inertias.append(X[:3, :3] @ inertia @ X[:3, :3].T)
     n = len(rows)
-    field = lambda attr: np.array([getattr(r, attr) for r in rows], dtype=float)  # noqa: E731
+
+    def field(attr):
+        return np.array([getattr(r, attr) for r in rows], dtype=float)
+
     return RobotModel(
         name=name,
         joint_names=tuple(r.joint_name for r in rows),

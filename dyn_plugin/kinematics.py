@@ -57,14 +57,9 @@ def rot_z(angle: float) -> np.ndarray:
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
-def rpy_to_matrix(rpy) -> np.ndarray:
-    """URDF roll-pitch-yaw (rad) to a rotation matrix ``Rz(y) Ry(p) Rx(r)``."""
-    roll, pitch, yaw = (float(a) for a in rpy)
-    return rot_z(yaw) @ rot_y(pitch) @ rot_x(roll)
-
-
 def matrix_to_rpy(R: np.ndarray) -> np.ndarray:
-    """Inverse of :func:`rpy_to_matrix` (pitch in [-pi/2, pi/2]; roll = 0 at gimbal lock)."""
+    """URDF roll-pitch-yaw of ``R = Rz(yaw) Ry(pitch) Rx(roll)`` (pitch in [-pi/2, pi/2];
+    roll = 0 at gimbal lock)."""
     R = np.asarray(R, dtype=float)
     pitch = np.arctan2(-R[2, 0], np.hypot(R[0, 0], R[1, 0]))
     if np.hypot(R[0, 0], R[1, 0]) < 1e-12:  # gimbal lock: put all of the z rotation in yaw
@@ -136,11 +131,6 @@ def forward_kinematics(model, q: np.ndarray) -> np.ndarray:
             T[:, i, :3, :3] = T[:, parent, :3, :3] @ R[:, i]
             T[:, i, :3, 3] = T[:, parent, :3, 3] + np.einsum("nij,nj->ni", T[:, parent, :3, :3], p[:, i])
     return T
-
-
-def rotate_inertia(R: np.ndarray, inertia: np.ndarray) -> np.ndarray:
-    """Express an inertia tensor in rotated axes: ``I' = R I Rᵀ``."""
-    return R @ inertia @ R.T
 
 
 def parallel_axis(mass: float, offset: np.ndarray) -> np.ndarray:

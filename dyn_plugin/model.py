@@ -102,10 +102,6 @@ class RobotModel:
         """(n,) bool: True for revolute joints."""
         return np.array([t == REVOLUTE for t in self.joint_types])
 
-    def children(self, i: int) -> list:
-        """Indices of the joints whose parent link is link ``i`` (``-1``: the base)."""
-        return [j for j in range(self.n) if self.parents[j] == i]
-
     def ancestors(self, i: int) -> list:
         """Joints on the path from the base to joint ``i``, ``i`` included, base first."""
         path = []
@@ -170,11 +166,6 @@ class RobotModel:
             if moments[0] + moments[1] - moments[2] < -1e-9 * max(1e-300, abs(moments).max()):
                 notes.append(f"link {name!r} breaks the triangle inequality: pybullet zeroes its inertia")
         return notes
-
-    def validate_inertia(self, strict: bool = False):
-        """Check every link's mass and inertia; see :func:`check_link_inertia`."""
-        for i in range(self.n):
-            check_link_inertia(self.link_names[i], self.masses[i], self.inertias[i], strict=strict)
 
 
 def check_link_inertia(link: str, mass: float, inertia: np.ndarray, strict: bool = False,

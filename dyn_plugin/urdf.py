@@ -20,7 +20,7 @@ import numpy as np
 from lxml import etree
 
 from .errors import URDFError
-from .kinematics import PRISMATIC, REVOLUTE, make_transform, matrix_to_rpy, parallel_axis
+from .kinematics import PRISMATIC, REVOLUTE, matrix_to_rpy, parallel_axis
 from .model import DEFAULT_GRAVITY, RobotModel, check_link_inertia
 
 MOVING_TYPES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
@@ -56,7 +56,7 @@ def load_urdf_string(text: str, *, strict: bool = False, gravity=DEFAULT_GRAVITY
     _check_structure(root, source)
     robot = _parse_with_urchin(text, source)
     inertial_links = {link.get("name") for link in root.iter("link") if link.find("inertial") is not None}
-    return _assemble(robot, root, inertial_links, text, source, strict, gravity)
+    return _assemble(robot, inertial_links, text, source, strict, gravity)
 
 
 # -- structural checks over the raw XML ---------------------------------------------
@@ -163,7 +163,7 @@ class _Body:
         return com, self.inertia_at_origin - parallel_axis(self.mass, com)
 
 
-def _assemble(robot, root_xml, inertial_links, text, source, strict, gravity) -> RobotModel:
+def _assemble(robot, inertial_links, text, source, strict, gravity) -> RobotModel:
     """Walk the tree from the root: merge fixed children into their moving body, number
     moving joints depth-first.  Links without ``<inertial>`` weigh 0 kg (as in pinocchio)."""
     children = {link.name: [] for link in robot.links}
@@ -174,52 +174,38 @@ def _assemble(robot, root_xml, inertial_links, text, source, strict, gravity) ->
     link_map = robot.link_map
     base = next(name for name in children if all(j.child != name for j in robot.joints))
 
-    joints, bodies, without_inertial = [], [], []
+    joints, bodies, without_inertial = [], [], []  # joints: (urdf joint, placement, parent body index)
 
-    def visit(link_name: str, body: Optional[_Body], X: np.ndarray) -> None:
+    def visit(link_name: str, body_index: int, X: np.ndarray) -> None:
+        """Add link ``link_name``, placed at ``X`` in moving body ``body_index`` (-1: base)."""
         link = link_map[link_name]
-        if body is not None and link_name not in inertial_links:
+        if body_index >= 0 and link_name not in inertial_links:
             without_inertial.append(link_name)
-        if body is not None and link_name in inertial_links:
+        elif body_index >= 0:
             mass = float(link.inertial.mass)
-            R, p = X[:3, :3], X[:3, 3]
-            origin = link.inertial.origin
             inertia = np.asarray(link.inertial.inertia, dtype=float)
             check_link_inertia(link_name, mass, inertia, strict=strict, where=f" in {source}")
-            com = R @ origin[:3, 3] + p
-            body.add(mass, com, (R @ origin[:3, :3]) @ inertia @ (R @ origin[:3, :3]).T)
+            R = X[:3, :3] @ link.inertial.origin[:3, :3]
+            com = X[:3, :3] @ link.inertial.origin[:3, 3] + X[:3, 3]
+            bodies[body_index].add(mass, com, R @ inertia @ R.T)
         for joint in children[link_name]:
-            X_joint = X @ joint.origin
             if joint.joint_type == "fixed":
-                visit(joint.child, body, X_joint)
+                visit(joint.child, body_index, X @ joint.origin)
                 continue
-            new_body = _Body()
-            joints.append((joint, X_joint))
-            bodies.append(new_body)
-            visit(joint.child, new_body, np.eye(4))
+            joints.append((joint, X @ joint.origin, body_index))
+            bodies.append(_Body())
+            visit(joint.child, len(joints) - 1, np.eye(4))
 
-    visit(base, None, np.eye(4))
-    index_of_link = {joint.child: i for i, (joint, _) in enumerate(joints)}
-    model = _model_from_joints(robot, joints, bodies, index_of_link, link_map, text, gravity, base)
+    visit(base, -1, np.eye(4))
+    model = _model_from_joints(robot.name, joints, bodies, text, gravity, base)
     return dataclasses.replace(model, links_without_inertial=tuple(without_inertial))
 
 
-def _owner(link_name, robot, index_of_link):
-    """Index of the moving body a link belongs to (-1: the base), following fixed joints up."""
-    parent_of = {j.child: j for j in robot.joints}
-    while link_name not in index_of_link:
-        joint = parent_of.get(link_name)
-        if joint is None:
-            return -1
-        link_name = joint.parent
-    return index_of_link[link_name]
-
-
-def _model_from_joints(robot, joints, bodies, index_of_link, link_map, text, gravity, base):
+def _model_from_joints(name, joints, bodies, text, gravity, base):
     n = len(joints)
     coms, inertias = zip(*(b.com_and_inertia() for b in bodies)) if n else ((), ())
     lower, upper, velocity, effort, damping, friction, continuous = (np.zeros(n) for _ in range(7))
-    for i, (joint, _) in enumerate(joints):
+    for i, (joint, _, _) in enumerate(joints):
         limit, dyn = joint.limit, joint.dynamics
         is_continuous = joint.joint_type == "continuous" or limit is None or (
             limit.lower is None and limit.upper is None)
@@ -231,14 +217,14 @@ def _model_from_joints(robot, joints, bodies, index_of_link, link_map, text, gra
         damping[i] = 0.0 if dyn is None or dyn.damping is None else dyn.damping
         friction[i] = 0.0 if dyn is None or dyn.friction is None else dyn.friction
     return RobotModel(
-        name=robot.name,
-        joint_names=tuple(j.name for j, _ in joints),
-        link_names=tuple(j.child for j, _ in joints),
-        joint_types=tuple(MOVING_TYPES[j.joint_type] for j, _ in joints),
-        parents=np.array([_owner(j.parent, robot, index_of_link) for j, _ in joints], dtype=int),
-        joint_rotations=np.array([X[:3, :3] for _, X in joints]).reshape(n, 3, 3),
-        joint_positions=np.array([X[:3, 3] for _, X in joints]).reshape(n, 3),
-        axes=np.array([j.axis for j, _ in joints], dtype=float).reshape(n, 3),
+        name=name,
+        joint_names=tuple(j.name for j, _, _ in joints),
+        link_names=tuple(j.child for j, _, _ in joints),
+        joint_types=tuple(MOVING_TYPES[j.joint_type] for j, _, _ in joints),
+        parents=np.array([parent for _, _, parent in joints], dtype=int),
+        joint_rotations=np.array([X[:3, :3] for _, X, _ in joints]).reshape(n, 3, 3),
+        joint_positions=np.array([X[:3, 3] for _, X, _ in joints]).reshape(n, 3),
+        axes=np.array([j.axis for j, _, _ in joints], dtype=float).reshape(n, 3),
         masses=np.array([b.mass for b in bodies]),
         coms=np.array(coms).reshape(n, 3),
         inertias=np.array(inertias).reshape(n, 3, 3),

@@ -60,32 +60,30 @@ def _ancestry(model) -> np.ndarray:
     return on_path
 
 
-def u_matrices(model, q):
-    """U_ij (3.2-11), shape (N, n, n, 4, 4); and the world operators, (N, n, 4, 4)."""
+def _poses_and_operators(model, q):
+    """Link poses ⁰A_i and world operators S_j = ⁰A_j Q_j (⁰A_j)⁻¹, each (N, n, 4, 4)."""
     T = forward_kinematics(model, q)
-    S = _generators(model, T)
-    U = np.einsum("njab,nibc->nijac", S, T) * _ancestry(model)[None, :, :, None, None]
-    return U, S
+    return T, _generators(model, T)
 
 
-def u_second_derivatives(model, q, S=None, T=None):
+def u_matrices(model, T, S):
+    """U_ij = S_j ⁰A_i for joints j moving link i, else 0 (3.2-11); (N, n, n, 4, 4)."""
+    return np.einsum("njab,nibc->nijac", S, T) * _ancestry(model)[None, :, :, None, None]
+
+
+def u_second_derivatives(model, T, S):
     """U_ijk = ∂U_ij/∂q_k (3.2-13), shape (N, n, n, n, 4, 4).
 
     The operator of the joint nearer the link acts first:
     U_ijk = S_j S_k ⁰A_i when k lies between j and link i, S_k S_j ⁰A_i when j does.
     """
-    if T is None:
-        T = forward_kinematics(model, q)
-        S = _generators(model, T)
     n = model.n
-    U2 = np.zeros(q.shape[:1] + (n, n, n, 4, 4))
+    U2 = np.zeros(T.shape[:1] + (n, n, n, 4, 4))
     for i in range(n):
         path = model.ancestors(i)  # base first: a later entry is nearer link i
         for a, j in enumerate(path):
             for k in path[a:]:      # j nearer the base than (or equal to) k
-                block = S[:, j] @ S[:, k] @ T[:, i]
-                U2[:, i, j, k] = block
-                U2[:, i, k, j] = block
+                U2[:, i, j, k] = U2[:, i, k, j] = S[:, j] @ S[:, k] @ T[:, i]
     return U2
 
 
@@ -96,7 +94,7 @@ def pseudo_inertias(model) -> np.ndarray:
 
 def inertia_matrix(model, q) -> np.ndarray:
     """D(q), (N, n, n): D_ik = Σ_j Tr(U_jk J_j U_jiᵀ) over links j moved by i and k (3.2-31)."""
-    U, _ = u_matrices(model, q)
+    U = u_matrices(model, *_poses_and_operators(model, q))
     return np.einsum("njkab,jbc,njiac->nik", U, pseudo_inertias(model), U)
 
 
@@ -109,18 +107,15 @@ def christoffel(model, q) -> np.ndarray:
     out = np.empty(q.shape[:1] + (model.n,) * 3)
     J = pseudo_inertias(model)
     for start in range(0, len(q), CHUNK):
-        block = q[start:start + CHUNK]
-        T = forward_kinematics(model, block)
-        S = _generators(model, T)
-        U = np.einsum("njab,nibc->nijac", S, T) * _ancestry(model)[None, :, :, None, None]
-        U2 = u_second_derivatives(model, block, S, T)
+        T, S = _poses_and_operators(model, q[start:start + CHUNK])
+        U, U2 = u_matrices(model, T, S), u_second_derivatives(model, T, S)
         out[start:start + CHUNK] = np.einsum("njkmab,jbc,njiac->nikm", U2, J, U)
     return out
 
 
 def gravity_vector(model, q, gravity) -> np.ndarray:
     """c(q), (N, n): c_i = −Σ_j m_j g U_ji ʲr̄_j  (3.2-34), g the physical gravity."""
-    U, _ = u_matrices(model, q)
+    U = u_matrices(model, *_poses_and_operators(model, q))
     g = np.append(np.asarray(gravity, dtype=float), 0.0)
     first_moments = np.hstack([model.masses[:, None] * model.coms, model.masses[:, None]])  # m_j ʲr̄_j
     return -np.einsum("a,njiab,jb->ni", g, U, first_moments)
