@@ -111,12 +111,8 @@ def _histograms(robot, rows, suite, folder) -> Path:
         ax.axis("off")
     axes.flat[0].set_ylabel("states")
     axes.flat[0].legend(fontsize=6)
-    fig.suptitle(f"{robot}: errors against the references (red: tolerance {suite.rtol:g})")
-    fig.tight_layout()
-    path = folder / f"{robot}_errors.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, f"{robot}: errors against the references (red: tolerance {suite.rtol:g})",
+                 folder / f"{robot}_errors.png")
 
 
 def _trajectories(robot, traces, folder) -> Path:
@@ -142,9 +138,15 @@ def _trajectories(robot, traces, folder) -> Path:
         ax.set_xlabel("t [s]")
         ax.set_ylabel("max |q_ours − q_pybullet|")
         ax.legend(fontsize=7)
-    fig.suptitle(f"{robot}: our semi-implicit Euler against pybullet stepping, same dt")
+    return _save(fig, f"{robot}: our semi-implicit Euler against pybullet stepping, same dt",
+                 folder / f"{robot}_trajectories.png")
+
+
+def _save(fig, title: str, path: Path) -> Path:
+    import matplotlib.pyplot as plt
+
+    fig.suptitle(title)
     fig.tight_layout()
-    path = folder / f"{robot}_trajectories.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
