@@ -1,0 +1,225 @@
+"""Joint friction models: functions of joint velocity (and of the joint reaction wrench
+where a model needs it), with their parameters as small validated dataclasses.
+
+Sign convention (REFERENCE.md, "Friction sign"): a friction torque ``b`` opposes motion
+and is *added* on the torque side of inverse dynamics, τ = M q̈ + h + b(q̇); so
+``q̇ · b(q̇) ≥ 0`` for non-negative parameters.  ``sgn(0) = 0`` throughout: at rest these
+functions give no friction, and the set-valued stiction at q̇ = 0 is the simulator's job.
+
+Models
+------
+* :class:`VelocityFriction` - viscous, asymmetric Coulomb and Schilling's decaying
+  static term (Schilling eq. 6-3-3), sharp or smoothed (tanh of width ``smoothing``).
+* Dhanaraj's joint (bearing) friction from the joint reaction force f and moment n in the
+  joint frame, z along the axis (thesis §3.3, eqs. 3.1-3.5): :func:`journal_bearing`,
+  :func:`journal_bearing_pair`, :func:`linear_bearing`, :func:`thrust_bearing`.
+* Dhanaraj's transmission (harmonic drive) friction (§3.4, Table 3.2):
+  :class:`EfficiencyCurve` and :func:`transmission_input_torque`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+import numpy as np
+
+from .errors import ModelError
+
+
+def sgn(x: np.ndarray) -> np.ndarray:
+    """Sign with sgn(0) = 0 (the thesis leaves sgn(0) undefined; no friction at rest)."""
+    return np.sign(x)
+
+
+def _per_joint(name: str, value, n: Optional[int], minimum: float = 0.0, strict: bool = False) -> np.ndarray:
+    array = np.array(value, dtype=float, ndmin=1)
+    if n is not None and array.shape == (1,):
+        array = np.full(n, array[0])
+    if array.ndim != 1 or (n is not None and array.shape != (n,)):
+        raise ModelError(f"friction parameter {name!r} must be one number or one per joint ({n}), got shape {array.shape}")
+    bad = ~np.isfinite(array) | ((array <= minimum) if strict else (array < minimum))
+    if bad.any():
+        joint = int(np.argmax(bad))
+        relation = ">" if strict else ">="
+        raise ModelError(f"friction parameter {name!r} of joint index {joint} must be finite and {relation} "
+                         f"{minimum:g}, got {array[joint]}")
+    return array
+
+
+@dataclasses.dataclass(frozen=True)
+class VelocityFriction:
+    """Velocity-dependent joint friction, one value per joint (arrays of shape (n,)).
+
+    b(q̇) = b_v q̇ + s(q̇) [b_d + (b_s − b_d) exp(−|q̇|/ε)]    (Schilling eq. 6-3-3)
+
+    with the dynamic (Coulomb) level b_d and the static level b_s taken from the
+    ``*_positive`` parameters when q̇ > 0 and the ``*_negative`` ones when q̇ < 0 (an
+    asymmetric Coulomb model, as Corke's PUMA), and s = sgn (sharp, ``smoothing = 0``) or
+    s = tanh(q̇ / smoothing) (smooth, for optimisation and ODE integration).
+
+    Special cases: viscous only (levels 0), Coulomb only (viscous 0, static = Coulomb).
+    Units: viscous N·m·s/rad (N·s/m), levels N·m (N), ``stribeck_velocity`` and
+    ``smoothing`` rad/s (m/s).
+    """
+
+    viscous: np.ndarray
+    coulomb_positive: np.ndarray
+    coulomb_negative: np.ndarray
+    static_positive: np.ndarray
+    static_negative: np.ndarray
+    stribeck_velocity: np.ndarray
+    smoothing: float = 0.0
+
+    @classmethod
+    def create(cls, n: int, viscous=0.0, coulomb=0.0, coulomb_negative=None, static=None,
+               static_negative=None, stribeck_velocity=0.1, smoothing: float = 0.0) -> "VelocityFriction":
+        """Validated parameters for ``n`` joints; scalars apply to every joint.
+
+        ``coulomb_negative`` defaults to ``coulomb`` (symmetric), ``static`` to ``coulomb``
+        (no stiction peak) and ``static_negative`` to ``static``.
+        """
+        coulomb_negative = coulomb if coulomb_negative is None else coulomb_negative
+        if static_negative is None:
+            static_negative = coulomb_negative if static is None else static
+        static = coulomb if static is None else static
+        if not (np.isfinite(smoothing) and smoothing >= 0):
+            raise ModelError(f"friction smoothing width must be finite and >= 0, got {smoothing}")
+        return cls(
+            viscous=_per_joint("viscous", viscous, n),
+            coulomb_positive=_per_joint("coulomb", coulomb, n),
+            coulomb_negative=_per_joint("coulomb_negative", coulomb_negative, n),
+            static_positive=_per_joint("static", static, n),
+            static_negative=_per_joint("static_negative", static_negative, n),
+            stribeck_velocity=_per_joint("stribeck_velocity", stribeck_velocity, n, strict=True),
+            smoothing=float(smoothing),
+        )
+
+    @property
+    def n(self) -> int:
+        return len(self.viscous)
+
+    def torque(self, qd: np.ndarray) -> np.ndarray:
+        """Friction torque b(q̇), same shape as ``qd`` ((n,) or (N, n))."""
+        qd = np.asarray(qd, dtype=float)
+        positive = qd > 0
+        dynamic = np.where(positive, self.coulomb_positive, self.coulomb_negative)
+        static = np.where(positive, self.static_positive, self.static_negative)
+        level = dynamic + (static - dynamic) * np.exp(-np.abs(qd) / self.stribeck_velocity)
+        direction = np.tanh(qd / self.smoothing) if self.smoothing > 0 else sgn(qd)
+        return self.viscous * qd + direction * level
+
+    def breakaway(self, direction: np.ndarray) -> np.ndarray:
+        """Static level b_s for a motion starting in ``direction`` (> 0 or < 0), (n,)."""
+        return np.where(np.asarray(direction) > 0, self.static_positive, self.static_negative)
+
+
+# -- Dhanaraj's joint (bearing) friction: magnitudes from the joint reaction wrench ---------
+
+
+def _xy(v: np.ndarray):
+    v = np.asarray(v, dtype=float)
+    return v[..., 0], v[..., 1]
+
+
+def journal_bearing(force: np.ndarray, mu: float, radius: float) -> np.ndarray:
+    """|τ_f| = μ r |F_N| with the radial load F_N = √(f_x² + f_y²)  (Dhanaraj eqs. 3.1-3.2)."""
+    fx, fy = _xy(force)
+    return mu * radius * np.hypot(fx, fy)
+
+
+def journal_bearing_pair(force: np.ndarray, moment: np.ndarray, mu: float, radius: float, spacing: float,
+                         printed: bool = False) -> np.ndarray:
+    """Two journal bearings ``spacing`` apart carrying a radial force and a bending moment.
+
+    Statics of the pair gives the bearing loads F_A,B = ½ f⊥ ± (ẑ × n⊥)/d, and
+    |τ_f| = μ r (|F_A| + |F_B|): invariant under rotation of the load about the axis.
+    ``printed=True`` reproduces Dhanaraj's eq. 3.3 as printed, whose pairing of n_x and n_y
+    with f_x, f_y is *not* rotation invariant (thesis note §3.2); use it only to compare
+    with the thesis.
+    """
+    fx, fy = _xy(force)
+    nx, ny = _xy(moment)
+    half_d = 0.5 * spacing
+    if printed:
+        return mu * radius / spacing * (np.hypot(half_d * fx - ny, half_d * fy - nx)
+                                        + np.hypot(half_d * fx + ny, half_d * fy + nx))
+    return mu * radius / spacing * (np.hypot(half_d * fx - ny, half_d * fy + nx)
+                                    + np.hypot(half_d * fx + ny, half_d * fy - nx))
+
+
+def linear_bearing(force: np.ndarray, moment: np.ndarray, mu: float, spacing: float) -> np.ndarray:
+    """Prismatic joint on a linear bearing: a force (N)  (Dhanaraj eq. 3.4).
+
+    |f_f| = (μ/d) [|½d f_x − n_y| + |½d f_y − n_x| + |½d f_x + n_y| + |½d f_y + n_x|]
+    """
+    fx, fy = _xy(force)
+    nx, ny = _xy(moment)
+    half_d = 0.5 * spacing
+    return mu / spacing * (np.abs(half_d * fx - ny) + np.abs(half_d * fy - nx)
+                           + np.abs(half_d * fx + ny) + np.abs(half_d * fy + nx))
+
+
+def thrust_bearing(force: np.ndarray, mu: float, radius: float) -> np.ndarray:
+    """|τ_f| = μ r |f_z|, the axial load  (Dhanaraj eq. 3.5, Table 3.1; the text's f_x is a typo)."""
+    return mu * radius * np.abs(np.asarray(force, dtype=float)[..., 2])
+
+
+# -- Dhanaraj's transmission friction ---------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class EfficiencyCurve:
+    """Transmission efficiency η as a function of the load ratio |τ_out| / τ_rated.
+
+    Given as a table (``load_ratio`` strictly increasing, ``efficiency`` in (0, 1]),
+    interpolated linearly or by a cubic spline (Dhanaraj §3.4 allows either), and held
+    at the end values outside the table.
+    """
+
+    load_ratio: np.ndarray
+    efficiency: np.ndarray
+    kind: str = "linear"
+
+    def __post_init__(self):
+        x = np.asarray(self.load_ratio, dtype=float)
+        y = np.asarray(self.efficiency, dtype=float)
+        if x.ndim != 1 or x.shape != y.shape or len(x) < 2:
+            raise ModelError(f"efficiency curve needs two 1-D tables of equal length >= 2, got {x.shape} and {y.shape}")
+        if not np.all(np.diff(x) > 0):
+            raise ModelError(f"efficiency curve: load ratios must be strictly increasing, got {x.tolist()}")
+        if not np.all((y > 0) & (y <= 1)):
+            raise ModelError(f"efficiency curve: every efficiency must lie in (0, 1], got {y.tolist()}")
+        if self.kind not in ("linear", "cubic"):
+            raise ModelError(f"efficiency curve kind must be 'linear' or 'cubic', got {self.kind!r}")
+        object.__setattr__(self, "load_ratio", x)
+        object.__setattr__(self, "efficiency", y)
+
+    def __call__(self, ratio: np.ndarray) -> np.ndarray:
+        ratio = np.clip(np.asarray(ratio, dtype=float), self.load_ratio[0], self.load_ratio[-1])
+        if self.kind == "linear":
+            return np.interp(ratio, self.load_ratio, self.efficiency)
+        from scipy.interpolate import CubicSpline
+
+        spline = CubicSpline(self.load_ratio, self.efficiency)
+        return np.clip(spline(ratio), self.efficiency.min(), 1.0)  # a spline may overshoot the table
+
+
+def transmission_input_torque(tau_out: np.ndarray, qd: np.ndarray, curve: EfficiencyCurve,
+                              rated_torque: np.ndarray, breakaway: np.ndarray) -> np.ndarray:
+    """Input torque τ_in (output side) that delivers τ_out through the transmission.
+
+    Dhanaraj Table 3.2, with η = η(|τ_out| / τ_rated) and the breakaway torque τ_B:
+
+    * driving (τ_out q̇ > 0):      τ_in = τ_out / η + sgn(q̇) τ_B   (cases 1, 2)
+    * back-driven (τ_out q̇ < 0):  τ_in = τ_out · η + sgn(q̇) τ_B   (cases 3, 4)
+
+    At q̇ = 0 (undefined in the thesis) no loss is added: τ_in = τ_out.  The
+    transmission friction torque is τ_f^T = τ_in − τ_out.
+    """
+    tau_out = np.asarray(tau_out, dtype=float)
+    qd = np.asarray(qd, dtype=float)
+    eta = curve(np.abs(tau_out) / rated_torque)
+    driving = tau_out * qd > 0
+    through = np.where(driving, tau_out / eta, tau_out * eta)
+    return np.where(qd == 0, tau_out, through + sgn(qd) * breakaway)

@@ -1,0 +1,149 @@
+"""Friction models: the properties of the sources (Schilling 6-3-3; Dhanaraj ch. 3) and
+hand-computed bearing cases."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import dyn_plugin as dp
+from dyn_plugin.friction import (EfficiencyCurve, VelocityFriction, journal_bearing, journal_bearing_pair,
+                                 linear_bearing, thrust_bearing, transmission_input_torque)
+
+RNG = np.random.default_rng(0)
+
+
+def schilling(qd, bv, bd, bs, eps):
+    """Schilling eq. 6-3-3 transcribed (notes O6)."""
+    return bv * qd + np.sign(qd) * (bd + (bs - bd) * np.exp(-np.abs(qd) / eps))
+
+
+def test_schilling_model_as_printed():
+    model = VelocityFriction.create(1, viscous=0.3, coulomb=1.2, static=2.0, stribeck_velocity=0.05)
+    for qd in (-3.0, -0.01, 0.0, 1e-4, 0.2, 5.0):
+        assert model.torque(np.array([qd]))[0] == pytest.approx(schilling(qd, 0.3, 1.2, 2.0, 0.05), abs=1e-15)
+
+
+def test_tends_to_plus_minus_static_level_at_rest():
+    model = VelocityFriction.create(2, viscous=[0.5, 0.1], coulomb=[1.0, 0.4], coulomb_negative=[1.5, 0.2],
+                                    static=[2.0, 0.6], static_negative=[2.5, 0.3], stribeck_velocity=0.1)
+    tiny = 1e-12
+    np.testing.assert_allclose(model.torque(np.array([tiny, tiny])), [2.0, 0.6], rtol=1e-9)
+    np.testing.assert_allclose(model.torque(np.array([-tiny, -tiny])), [-2.5, -0.3], rtol=1e-9)
+    np.testing.assert_array_equal(model.torque(np.zeros(2)), [0.0, 0.0])  # sgn(0) = 0
+    # far from rest only viscous + Coulomb remain
+    np.testing.assert_allclose(model.torque(np.array([10.0, -10.0])), [0.5 * 10 + 1.0, -0.1 * 10 - 0.2], rtol=1e-12)
+
+
+def test_dissipative_for_non_negative_parameters():
+    for _ in range(20):
+        n = 4
+        model = VelocityFriction.create(n, viscous=RNG.uniform(0, 2, n), coulomb=RNG.uniform(0, 3, n),
+                                        coulomb_negative=RNG.uniform(0, 3, n), static=RNG.uniform(0, 5, n),
+                                        static_negative=RNG.uniform(0, 5, n), stribeck_velocity=RNG.uniform(0.01, 1, n),
+                                        smoothing=RNG.choice([0.0, 0.05]))
+        qd = RNG.normal(scale=2, size=(50, n))
+        assert np.all(qd * model.torque(qd) >= 0)
+
+
+def test_smooth_variant_converges_to_sharp():
+    sharp = VelocityFriction.create(1, viscous=0.2, coulomb=1.0, static=1.5, stribeck_velocity=0.1)
+    qd = np.concatenate([-np.logspace(-3, 1, 40), np.logspace(-3, 1, 40)])[:, None]
+    errors = []
+    for width in (1e-2, 1e-3, 1e-4, 1e-5):
+        smooth = dataclasses.replace(sharp, smoothing=width)
+        errors.append(np.max(np.abs(smooth.torque(qd) - sharp.torque(qd))))
+    assert errors[-1] < 1e-12 and all(a > b for a, b in zip(errors, errors[1:]))
+
+
+@pytest.mark.parametrize("kwargs, fragment", [
+    (dict(viscous=-0.1), "viscous"),
+    (dict(coulomb=[1.0, -1.0, 0.0]), "coulomb"),
+    (dict(static=np.nan), "static"),
+    (dict(stribeck_velocity=0.0), "stribeck_velocity"),
+    (dict(viscous=[1.0, 2.0]), r"one per joint \(3\)"),
+    (dict(smoothing=-1.0), "smoothing"),
+])
+def test_bad_velocity_friction_parameters(kwargs, fragment):
+    with pytest.raises(dp.ModelError, match=fragment):
+        VelocityFriction.create(3, **kwargs)
+
+
+# -- bearings ----------------------------------------------------------------------------
+
+
+def test_pure_radial_load():
+    """A radial force only: every journal form gives μ r |F_N| (eqs. 3.1-3.3)."""
+    f, n = np.array([3.0, -4.0, 7.0]), np.zeros(3)
+    assert journal_bearing(f, 0.1, 0.08) == pytest.approx(0.1 * 0.08 * 5.0)
+    assert journal_bearing_pair(f, n, 0.1, 0.08, 0.2) == pytest.approx(0.1 * 0.08 * 5.0)
+    assert journal_bearing_pair(f, n, 0.1, 0.08, 0.2, printed=True) == pytest.approx(0.1 * 0.08 * 5.0)
+    # linear bearing: (μ/d)(|½d fx| + |½d fy|)·2 = μ(|fx| + |fy|)
+    assert linear_bearing(f, n, 0.1, 0.2) == pytest.approx(0.1 * (3.0 + 4.0))
+
+
+def test_pure_moment():
+    """A bending moment only is reacted by a bearing couple |F| d: |τ_f| = 2 μ r |n⊥| / d."""
+    f, n = np.zeros(3), np.array([0.6, 0.8, 5.0])  # n_z is the drive torque: it loads no bearing
+    assert journal_bearing_pair(f, n, 0.1, 0.07, 0.25) == pytest.approx(2 * 0.1 * 0.07 * 1.0 / 0.25)
+    assert journal_bearing(f, 0.1, 0.07) == 0.0
+
+
+def test_pure_thrust():
+    f = np.array([0.0, 0.0, -12.0])
+    assert thrust_bearing(f, 0.1, 0.05) == pytest.approx(0.1 * 0.05 * 12.0)
+    assert journal_bearing_pair(f, np.zeros(3), 0.1, 0.05, 0.2) == 0.0
+
+
+def test_journal_pair_is_invariant_under_rotation_about_the_axis():
+    """The statics form depends only on the load, not on how the frame is turned about z;
+    the printed eq. 3.3 does not have this property (thesis note §3.2)."""
+    f, n = RNG.normal(size=(100, 3)), RNG.normal(size=(100, 3))
+    angle = RNG.uniform(0, 2 * np.pi, 100)
+    c, s = np.cos(angle), np.sin(angle)
+    Rz = np.zeros((100, 3, 3))
+    Rz[:, 0, 0], Rz[:, 0, 1], Rz[:, 1, 0], Rz[:, 1, 1], Rz[:, 2, 2] = c, -s, s, c, 1
+    f2, n2 = np.einsum("kij,kj->ki", Rz, f), np.einsum("kij,kj->ki", Rz, n)
+    np.testing.assert_allclose(journal_bearing_pair(f2, n2, 0.1, 0.1, 0.3),
+                               journal_bearing_pair(f, n, 0.1, 0.1, 0.3), rtol=1e-12)
+    printed = journal_bearing_pair(f2, n2, 0.1, 0.1, 0.3, printed=True)
+    assert np.max(np.abs(printed - journal_bearing_pair(f, n, 0.1, 0.1, 0.3, printed=True))) > 1e-3
+
+
+# -- transmission ----------------------------------------------------------------------
+
+
+CURVE = EfficiencyCurve([0.0, 0.05, 0.2, 1.0], [0.3, 0.5, 0.75, 0.85])
+
+
+def test_transmission_four_cases_of_table_3_2():
+    eta = CURVE(np.array(20.0 / 100.0))  # |τ_out| / τ_rated = 0.2 -> 0.75
+    assert eta == pytest.approx(0.75)
+    cases = {  # (τ_out, q̇): τ_in
+        (20.0, 1.0): 20.0 / 0.75 + 2.0,     # case 1: driving, positive
+        (-20.0, -1.0): -20.0 / 0.75 - 2.0,  # case 2: driving, negative
+        (20.0, -1.0): 20.0 * 0.75 - 2.0,    # case 3: back-driven
+        (-20.0, 1.0): -20.0 * 0.75 + 2.0,   # case 4: back-driven
+    }
+    for (tau_out, qd), expected in cases.items():
+        assert transmission_input_torque(tau_out, qd, CURVE, 100.0, 2.0) == pytest.approx(expected)
+    # at rest (undefined in the thesis) no loss is added
+    assert transmission_input_torque(0.0, 0.0, CURVE, 100.0, 2.0) == 0.0
+
+
+def test_cubic_curve_passes_through_its_points_and_stays_in_range():
+    cubic = EfficiencyCurve(CURVE.load_ratio, CURVE.efficiency, kind="cubic")
+    np.testing.assert_allclose(cubic(CURVE.load_ratio), CURVE.efficiency, rtol=1e-12)
+    values = cubic(np.linspace(-1, 3, 400))
+    assert np.all((values > 0) & (values <= 1))
+
+
+@pytest.mark.parametrize("ratio, efficiency, fragment", [
+    ([0.0, 0.5, 1.0], [0.5, 1.2, 0.9], r"\(0, 1\]"),
+    ([0.0, 0.5, 1.0], [0.0, 0.5, 0.9], r"\(0, 1\]"),
+    ([0.0, 0.7, 0.5], [0.5, 0.6, 0.9], "strictly increasing"),
+    ([0.0, 0.5], [0.5, 0.6, 0.9], "equal length"),
+])
+def test_bad_efficiency_curves(ratio, efficiency, fragment):
+    with pytest.raises(dp.ModelError, match=fragment):
+        EfficiencyCurve(ratio, efficiency)
