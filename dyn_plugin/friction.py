@@ -24,6 +24,7 @@ from typing import Optional
 
 import numpy as np
 
+from .backends.base import as_batch
 from .errors import ModelError
 
 
@@ -101,7 +102,10 @@ class VelocityFriction:
 
     def torque(self, qd: np.ndarray) -> np.ndarray:
         """Friction torque b(q̇), same shape as ``qd`` ((n,) or (N, n))."""
-        qd = np.asarray(qd, dtype=float)
+        qd, single = as_batch("qd", qd, self.n)
+        return self._torque(qd)[0] if single else self._torque(qd)
+
+    def _torque(self, qd: np.ndarray) -> np.ndarray:
         positive = qd > 0
         dynamic = np.where(positive, self.coulomb_positive, self.coulomb_negative)
         static = np.where(positive, self.static_positive, self.static_negative)

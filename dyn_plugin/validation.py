@@ -101,7 +101,10 @@ def load_suite(name_or_path: str = "default") -> Suite:
         path = suite_dir() / f"{name_or_path}.toml"
     if not path.is_file():
         raise DynPluginError(f"unknown suite {name_or_path!r}; available: {', '.join(list_suites())}")
-    data = tomllib.loads(path.read_text())
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise DynPluginError(f"{path}: not a valid suite file (TOML): {exc}") from None
     fields = {f.name for f in dataclasses.fields(Suite)}
     unknown = set(data) - fields
     if unknown:

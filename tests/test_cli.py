@@ -53,6 +53,13 @@ def run(argv) -> int:
         return exc.code
 
 
+def test_malformed_suite_file_exit_2(tmp_path, capsys):
+    suite = tmp_path / "broken.toml"
+    suite.write_text("robots = [")
+    assert run(["validate", "--suite", str(suite)]) == 2
+    assert "broken.toml" in capsys.readouterr().err
+
+
 def test_floating_base_is_a_one_line_error(tmp_path):
     path = tmp_path / "floater.urdf"
     path.write_text(FLOATING)

@@ -69,6 +69,11 @@ def test_bad_velocity_friction_parameters(kwargs, fragment):
         VelocityFriction.create(3, **kwargs)
 
 
+def test_wrong_velocity_shape_names_the_expected_shape():
+    with pytest.raises(dp.InputError, match=r"qd must have shape \(3,\) or \(N, 3\)"):
+        VelocityFriction.create(3, viscous=1.0).torque(np.zeros(4))
+
+
 # -- bearings ----------------------------------------------------------------------------
 
 

@@ -92,33 +92,50 @@ def pseudo_inertias(model) -> np.ndarray:
     return np.array([pseudo_inertia(m, c, I) for m, c, I in zip(model.masses, model.coms, model.inertias)]).reshape(model.n, 4, 4)
 
 
-def inertia_matrix(model, q) -> np.ndarray:
-    """D(q), (N, n, n): D_ik = Σ_j Tr(U_jk J_j U_jiᵀ) over links j moved by i and k (3.2-31)."""
-    U = u_matrices(model, *_poses_and_operators(model, q))
-    return np.einsum("njkab,jbc,njiac->nik", U, pseudo_inertias(model), U)
+def _inertia(U, J) -> np.ndarray:
+    """D_ik = Σ_j Tr(U_jk J_j U_jiᵀ) over links j moved by i and k (3.2-31)."""
+    return np.einsum("njkab,jbc,njiac->nik", U, J, U)
 
 
-def christoffel(model, q) -> np.ndarray:
-    """h_ikm (3.2-33), (N, n, n, n): h_i(q, q̇) = Σ_km h_ikm q̇_k q̇_m.
-
-    These are the Christoffel symbols of the first kind of D:
-    h_ikm = ½(∂D_ik/∂q_m + ∂D_im/∂q_k − ∂D_km/∂q_i); h_ikm = h_imk and h_iii = 0.
-    """
-    out = np.empty(q.shape[:1] + (model.n,) * 3)
-    J = pseudo_inertias(model)
-    for start in range(0, len(q), CHUNK):
-        T, S = _poses_and_operators(model, q[start:start + CHUNK])
-        U, U2 = u_matrices(model, T, S), u_second_derivatives(model, T, S)
-        out[start:start + CHUNK] = np.einsum("njkmab,jbc,njiac->nikm", U2, J, U)
-    return out
-
-
-def gravity_vector(model, q, gravity) -> np.ndarray:
-    """c(q), (N, n): c_i = −Σ_j m_j g U_ji ʲr̄_j  (3.2-34), g the physical gravity."""
-    U = u_matrices(model, *_poses_and_operators(model, q))
+def _gravity(model, U, gravity) -> np.ndarray:
+    """c_i = −Σ_j m_j g U_ji ʲr̄_j  (3.2-34), g the physical gravity."""
     g = np.append(np.asarray(gravity, dtype=float), 0.0)
     first_moments = np.hstack([model.masses[:, None] * model.coms, model.masses[:, None]])  # m_j ʲr̄_j
     return -np.einsum("a,njiab,jb->ni", g, U, first_moments)
+
+
+def inertia_matrix(model, q) -> np.ndarray:
+    """D(q), (N, n, n)  (3.2-31)."""
+    return _inertia(u_matrices(model, *_poses_and_operators(model, q)), pseudo_inertias(model))
+
+
+def gravity_vector(model, q, gravity) -> np.ndarray:
+    """c(q), (N, n)  (3.2-34)."""
+    return _gravity(model, u_matrices(model, *_poses_and_operators(model, q)), gravity)
+
+
+def dynamics_terms(model, q, gravity):
+    """D (N, n, n), h_ikm (N, n, n, n) and c (N, n), the poses and U computed once.
+
+    h_ikm = Σ_j Tr(U_jkm J_j U_jiᵀ) (3.2-33) are the Christoffel symbols of the first kind
+    of D: h_ikm = ½(∂D_ik/∂q_m + ∂D_im/∂q_k − ∂D_km/∂q_i); h_ikm = h_imk and h_iii = 0.
+    """
+    N, n = q.shape
+    D, h, c = np.empty((N, n, n)), np.empty((N, n, n, n)), np.empty((N, n))
+    J = pseudo_inertias(model)
+    for start in range(0, N, CHUNK):
+        block = slice(start, start + CHUNK)
+        T, S = _poses_and_operators(model, q[block])
+        U = u_matrices(model, T, S)
+        D[block] = _inertia(U, J)
+        h[block] = np.einsum("njkmab,jbc,njiac->nikm", u_second_derivatives(model, T, S), J, U)
+        c[block] = _gravity(model, U, gravity)
+    return D, h, c
+
+
+def christoffel(model, q) -> np.ndarray:
+    """h_ikm (3.2-33), (N, n, n, n): h_i(q, q̇) = Σ_km h_ikm q̇_k q̇_m."""
+    return dynamics_terms(model, q, np.zeros(3))[1]
 
 
 def velocity_terms(model, q, qd) -> np.ndarray:
@@ -133,8 +150,8 @@ def coriolis_matrix(model, q, qd) -> np.ndarray:
 
 def inverse_dynamics(model, q, qd, qdd, gravity) -> np.ndarray:
     """τ = D q̈ + h + c  (3.2-26), (N, n)."""
-    D = inertia_matrix(model, q)
-    return np.einsum("nik,nk->ni", D, qdd) + velocity_terms(model, q, qd) + gravity_vector(model, q, gravity)
+    D, h, c = dynamics_terms(model, q, gravity)
+    return np.einsum("nik,nk->ni", D, qdd) + np.einsum("nikm,nk,nm->ni", h, qd, qd) + c
 
 
 def configuration_space(model, q, gravity):
@@ -144,8 +161,8 @@ def configuration_space(model, q, gravity):
     M (N, n, n) = D;  B (N, n, n(n−1)/2), column (j, k), j < k ordered (1,2), (1,3), ...,
     (2,3), ...: B_i,(jk) = h_ijk;  C (N, n, n): C_ij = h_ijj;  G (N, n) = c.
     """
-    h = christoffel(model, q)
+    D, h, G = dynamics_terms(model, q, gravity)
     pairs = [(j, k) for j in range(model.n) for k in range(j + 1, model.n)]
     B = np.stack([h[:, :, j, k] for j, k in pairs], axis=-1) if pairs else np.zeros(q.shape + (0,))
     C = np.einsum("nijj->nij", h).copy()
-    return inertia_matrix(model, q), B, C, gravity_vector(model, q, gravity)
+    return D, B, C, G

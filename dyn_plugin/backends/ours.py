@@ -71,7 +71,7 @@ class LagrangeEulerBackend(Backend):
         return le.velocity_terms(self.model, q, qd)
 
     def _batch_bias_forces(self, q, qd):
-        return self._batch_velocity_terms(q, qd) + self._batch_gravity_torques(q)
+        return le.inverse_dynamics(self.model, q, qd, np.zeros_like(q), self.gravity)
 
     def _batch_coriolis_matrix(self, q, qd):
         return le.coriolis_matrix(self.model, q, qd)
