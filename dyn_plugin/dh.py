@@ -16,20 +16,15 @@ constant rest of the row, RotZ(θ₀) TransZ(d₀) TransX(a) RotX(α).
 from __future__ import annotations
 
 import dataclasses
-import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
 import numpy as np
 
+from .datafile import read_toml
 from .errors import ModelError
 from .kinematics import PRISMATIC, REVOLUTE, make_transform, rot_x, rot_z
 from .model import DEFAULT_GRAVITY, RobotModel, check_link_inertia
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 CONVENTIONS = ("standard", "modified")
 
@@ -146,10 +141,7 @@ def read_dh_table(path) -> dict:
     Returns the parsed document with ``rows`` added: a list of :class:`DHRow`.
     """
     path = Path(path)
-    try:
-        doc = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise ModelError(f"{path}: not valid TOML: {exc}") from None
+    doc = read_toml(path, ModelError, "robot table")
     for key in ("name", "convention", "links"):
         if key not in doc:
             raise ModelError(f"{path}: missing top-level key {key!r}")

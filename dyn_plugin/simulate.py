@@ -7,6 +7,11 @@ Integrators
 ``rk4``                  classic fourth-order Runge-Kutta on (q, q̇); a callable torque is
                          evaluated at every stage, an array torque is held over the step.
 
+Friction backends with sharp dry friction (see
+:mod:`dyn_plugin.backends.friction_backend`) are stepped with a velocity-level friction
+impulse (``backend.velocity_step``): stick-slip without chattering, as pybullet's
+velocity motors.  ``qdd[k]`` is then (q̇ₖ₊₁ − q̇ₖ)/dt.  RK4 needs smooth friction.
+
 Nothing is clamped: a joint that leaves its limits is reported (a
 :class:`JointLimitWarning`, or an error with ``on_limit="raise"``), and a state that
 becomes NaN or infinite stops the run with a :class:`SimulationError` saying when and
@@ -131,6 +136,12 @@ def simulate(backend, q0, qd0, torque: Union[Callable, np.ndarray], duration: fl
     qd0, _ = as_batch("qd0", qd0, n)
     tau_of = _torque_function(torque, n, steps, dt)
     fd = lambda q, qd, tau: backend.forward_dynamics(q, qd, tau)  # noqa: E731
+    friction = getattr(backend, "friction", None)
+    stick_slip = friction is not None and friction.set_valued
+    if stick_slip and integrator != "semi_implicit_euler":
+        raise InputError(f"{backend.name}: sharp dry friction is set-valued at q̇ = 0, which {integrator} cannot "
+                         "integrate; use integrator='semi_implicit_euler' (friction impulses, stick-slip) or a "
+                         "smooth friction model (smoothing > 0)")
 
     t = np.arange(steps + 1) * dt
     q, qd, tau, qdd = (np.zeros((steps + 1, n)) for _ in range(4))
@@ -138,13 +149,19 @@ def simulate(backend, q0, qd0, torque: Union[Callable, np.ndarray], duration: fl
     limits = _LimitWatch(model, on_limit)
     for k in range(steps + 1):
         tau[k] = tau_of(t[k], q[k], qd[k])
-        qdd[k] = fd(q[k], qd[k], tau[k])
         if k == steps:
+            qdd[k] = fd(q[k], qd[k], tau[k])
             break
-        if integrator == "semi_implicit_euler":
+        if stick_slip:
+            qd[k + 1] = backend.velocity_step(q[k], qd[k], tau[k], dt)
+            qdd[k] = (qd[k + 1] - qd[k]) / dt
+            q[k + 1] = q[k] + dt * qd[k + 1]
+        elif integrator == "semi_implicit_euler":
+            qdd[k] = fd(q[k], qd[k], tau[k])
             qd[k + 1] = qd[k] + dt * qdd[k]
             q[k + 1] = q[k] + dt * qd[k + 1]
         else:
+            qdd[k] = fd(q[k], qd[k], tau[k])
             q[k + 1], qd[k + 1] = _rk4_step(fd, tau_of, t[k], q[k], qd[k], qdd[k], dt)
         _check_finite(model, t[k + 1], q[k + 1], qd[k + 1])
         limits.check(t[k + 1], q[k + 1])

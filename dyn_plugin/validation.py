@@ -9,7 +9,6 @@ over all samples and entries is at most ``rtol``.
 from __future__ import annotations
 
 import dataclasses
-import sys
 import time
 from importlib import resources
 from pathlib import Path
@@ -18,14 +17,10 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from .backends import get_backend
+from .datafile import read_toml
 from .errors import DynPluginError
 from .robots import load_robot
 from .sampling import States, random_states
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 
 def _coriolis_times_velocity(backend, s: States) -> np.ndarray:
@@ -101,10 +96,7 @@ def load_suite(name_or_path: str = "default") -> Suite:
         path = suite_dir() / f"{name_or_path}.toml"
     if not path.is_file():
         raise DynPluginError(f"unknown suite {name_or_path!r}; available: {', '.join(list_suites())}")
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise DynPluginError(f"{path}: not a valid suite file (TOML): {exc}") from None
+    data = read_toml(path, DynPluginError, "suite file")
     fields = {f.name for f in dataclasses.fields(Suite)}
     unknown = set(data) - fields
     if unknown:

@@ -20,7 +20,8 @@ class PinocchioBackend(Backend):
     name = "pinocchio"
     description = "reference: pinocchio rnea, crba, aba (loop over states)"
 
-    def __init__(self, model, gravity=None):
+    def __init__(self, model, gravity=None, armature=None):
+        """``armature`` (n,): reflected motor inertia on the diagonal of M (``model.armature``)."""
         super().__init__(model, gravity)
         import pinocchio as pin
 
@@ -30,8 +31,10 @@ class PinocchioBackend(Backend):
         except Exception as exc:  # pinocchio raises RuntimeError/ValueError from C++
             raise BackendError(f"pinocchio cannot load model {self.model.name!r}: {exc}") from None
         self.pin_model.gravity.linear = np.asarray(self.model.gravity, dtype=float)
-        self.data = self.pin_model.createData()
         self._map_joints()
+        if armature is not None:
+            self.pin_model.armature = self.to_pin_v(np.broadcast_to(np.asarray(armature, dtype=float), (self.model.n,)))
+        self.data = self.pin_model.createData()
 
     def _map_joints(self):
         pm = self.pin_model

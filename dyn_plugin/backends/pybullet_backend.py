@@ -89,6 +89,7 @@ class PybulletBackend(Backend):
         self._gravity_for_inverse_dynamics = R.T @ self.model.gravity
         pybullet.setGravity(*self._gravity_for_inverse_dynamics, physicsClientId=self.client)
         self._map_joints()
+        self._motor_friction = None
 
     def _urdf_file(self, tmpdir: Path) -> Path:
         """The model's own file when it has one (meshes resolve), else a written copy."""
@@ -142,28 +143,59 @@ class PybulletBackend(Backend):
 
     def _step_once(self, tau):
         p, cid = self._p, self.client
+        if self._motor_friction is not None:
+            p.setJointMotorControlArray(self.body, self.joint_indices, p.VELOCITY_CONTROL,
+                                        targetVelocities=[0.0] * self.model.n,
+                                        forces=self._motor_friction.tolist(), physicsClientId=cid)
         p.setJointMotorControlArray(self.body, self.joint_indices, p.TORQUE_CONTROL, forces=[float(t) for t in tau],
                                     physicsClientId=cid)
         p.stepSimulation(physicsClientId=cid)
 
-    def _stepping(self, dt):
-        """Set up the client for stepping with the physical gravity and time step ``dt``."""
+    def _stepping(self, dt, joint_damping=None, motor_friction=None):
+        """Set up the client for stepping: physical gravity, time step ``dt``, and
+        pybullet's own joint friction when asked (see :meth:`step`)."""
         p, cid = self._p, self.client
         p.setPhysicsEngineParameter(fixedTimeStep=float(dt), numSubSteps=0, physicsClientId=cid)
         p.setGravity(*self.model.gravity, physicsClientId=cid)
+        if joint_damping is not None:
+            for j, c in zip(self.joint_indices, self._per_joint("joint_damping", joint_damping)):
+                p.changeDynamics(self.body, j, jointDamping=float(c), physicsClientId=cid)
+        self._motor_friction = None if motor_friction is None else self._per_joint("motor_friction", motor_friction)
+        if self._motor_friction is not None:
+            # The motors are constraint rows of pybullet's iterative solver: solve them to
+            # convergence, so that the step is the exact maximum-dissipation impulse.
+            p.setPhysicsEngineParameter(numSolverIterations=SOLVER_ITERATIONS,
+                                        numNonContactInnerIterations=SOLVER_ITERATIONS, physicsClientId=cid)
+
+    def _per_joint(self, name, values):
+        values = np.broadcast_to(np.asarray(values, dtype=float), (self.model.n,))
+        if np.any(values < 0) or not np.all(np.isfinite(values)):
+            raise BackendError(f"pybullet {name} must be finite and >= 0 per joint, got {values.tolist()}")
+        return np.array(values)
 
     def _done_stepping(self):
-        self._p.setGravity(*self._gravity_for_inverse_dynamics, physicsClientId=self.client)
+        p, cid = self._p, self.client
+        p.setGravity(*self._gravity_for_inverse_dynamics, physicsClientId=cid)
+        for j in self.joint_indices:
+            p.changeDynamics(self.body, j, jointDamping=0.0, physicsClientId=cid)
+        p.setJointMotorControlArray(self.body, self.joint_indices, p.VELOCITY_CONTROL,
+                                    forces=[0.0] * self.model.n, physicsClientId=cid)
+        p.setPhysicsEngineParameter(numSolverIterations=50, numNonContactInnerIterations=1, physicsClientId=cid)
+        self._motor_friction = None
 
-    def step(self, q, qd, tau, dt: float):
+    def step(self, q, qd, tau, dt: float, joint_damping=None, motor_friction=None):
         """One pybullet step of ``dt`` from each state under TORQUE_CONTROL τ.
 
         pybullet integrates semi-implicitly: q̇⁺ = q̇ + dt q̈(q, q̇, τ), q⁺ = q + dt q̇⁺.
+        With pybullet's own friction (REFERENCE.md, "pybullet friction"):
+        ``joint_damping`` c (n,) — an explicit viscous torque −c q̇; ``motor_friction`` F
+        (n,) — a velocity motor with targetVelocity 0 and maximum force F, i.e. Coulomb
+        friction with stiction applied as a velocity-level impulse.
         Returns ``(q⁺, q̇⁺)`` with the shapes of the inputs.
         """
         (q, qd, tau), single = batch_args(self.model.n, q=q, qd=qd, tau=tau)
         q_next, qd_next = np.empty_like(q), np.empty_like(qd)
-        self._stepping(dt)
+        self._stepping(dt, joint_damping, motor_friction)
         try:
             for k in range(len(q)):
                 self._set_state(q[k], qd[k])
@@ -173,15 +205,14 @@ class PybulletBackend(Backend):
             self._done_stepping()
         return (q_next[0], qd_next[0]) if single else (q_next, qd_next)
 
-    def rollout(self, q0, qd0, torque, steps: int, dt: float):
-        """pybullet's own trajectory: ``steps`` steps from (q0, q̇0) with τ = torque(t, q, q̇).
-
-        Returns ``(q, q̇)`` of shape (steps + 1, n).
+    def rollout(self, q0, qd0, torque, steps: int, dt: float, joint_damping=None, motor_friction=None):
+        """pybullet's own trajectory: ``steps`` steps from (q0, q̇0) with τ = torque(t, q, q̇)
+        (and pybullet's friction, as in :meth:`step`).  Returns ``(q, q̇)`` of shape (steps + 1, n).
         """
         n = self.model.n
         q, qd = np.zeros((steps + 1, n)), np.zeros((steps + 1, n))
         q[0], qd[0] = q0, qd0
-        self._stepping(dt)
+        self._stepping(dt, joint_damping, motor_friction)
         try:
             self._set_state(q0, qd0)
             for k in range(steps):
@@ -192,6 +223,7 @@ class PybulletBackend(Backend):
         return q, qd
 
 
+SOLVER_ITERATIONS = 1000  # pybullet's default 50 (and 1 inner iteration) leaves coupled motors unconverged
 MAX_JOINT_VELOCITY = 1e6  # rad/s or m/s: pybullet clamps joint speeds to 100 by default
 UNREACHABLE_LIMIT = 1e6   # rad or m: joint limits pushed out of reach
 

@@ -19,10 +19,13 @@ ENTRY_POINT_GROUP = "dyn_plugin.backends"
 _BUILTIN = {
     "newton_euler": "dyn_plugin.backends.ours:NewtonEulerBackend",
     "lagrange_euler": "dyn_plugin.backends.ours:LagrangeEulerBackend",
+    "newton_euler_friction": "dyn_plugin.backends.friction_backend:NewtonEulerFrictionBackend",
+    "lagrange_euler_friction": "dyn_plugin.backends.friction_backend:LagrangeEulerFrictionBackend",
     "pinocchio": "dyn_plugin.backends.pinocchio_backend:PinocchioBackend",
     "pybullet": "dyn_plugin.backends.pybullet_backend:PybulletBackend",
 }
 OURS = ("newton_euler", "lagrange_euler")
+WITH_FRICTION = ("newton_euler_friction", "lagrange_euler_friction")
 REFERENCES = ("pinocchio", "pybullet")
 
 _factories: dict = dict(_BUILTIN)

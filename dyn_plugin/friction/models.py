@@ -24,13 +24,18 @@ from typing import Optional
 
 import numpy as np
 
-from .backends.base import as_batch
-from .errors import ModelError
+from ..backends.base import as_batch
+from ..errors import ModelError
 
 
 def sgn(x: np.ndarray) -> np.ndarray:
     """Sign with sgn(0) = 0 (the thesis leaves sgn(0) undefined; no friction at rest)."""
     return np.sign(x)
+
+
+def direction(qd: np.ndarray, smoothing: float = 0.0) -> np.ndarray:
+    """The direction factor of every dry-friction term: sgn(q̇), or tanh(q̇ / smoothing)."""
+    return np.tanh(qd / smoothing) if smoothing > 0 else sgn(qd)
 
 
 def _per_joint(name: str, value, n: Optional[int], minimum: float = 0.0, strict: bool = False) -> np.ndarray:
@@ -106,16 +111,30 @@ class VelocityFriction:
         return self._torque(qd)[0] if single else self._torque(qd)
 
     def _torque(self, qd: np.ndarray) -> np.ndarray:
-        positive = qd > 0
-        dynamic = np.where(positive, self.coulomb_positive, self.coulomb_negative)
-        static = np.where(positive, self.static_positive, self.static_negative)
-        level = dynamic + (static - dynamic) * np.exp(-np.abs(qd) / self.stribeck_velocity)
-        direction = np.tanh(qd / self.smoothing) if self.smoothing > 0 else sgn(qd)
-        return self.viscous * qd + direction * level
+        return self.viscous * qd + self.dry_torque(qd)
 
-    def breakaway(self, direction: np.ndarray) -> np.ndarray:
+    def levels(self, qd: np.ndarray) -> tuple:
+        """Dry-friction levels (L⁺, L⁻) ≥ 0 for motion in the + and − direction at speed |q̇|.
+
+        L± = b_d± + (b_s± − b_d±) exp(−|q̇|/ε); at rest they are the static levels.
+        """
+        decay = np.exp(-np.abs(qd) / self.stribeck_velocity)
+        return (self.coulomb_positive + (self.static_positive - self.coulomb_positive) * decay,
+                self.coulomb_negative + (self.static_negative - self.coulomb_negative) * decay)
+
+    def dry_torque(self, qd: np.ndarray) -> np.ndarray:
+        """The Coulomb + static part alone: s(q̇) L(q̇), with the level of the motion's direction."""
+        positive, negative = self.levels(qd)
+        return direction(qd, self.smoothing) * np.where(qd > 0, positive, negative)
+
+    @property
+    def has_dry_friction(self) -> bool:
+        return bool(np.any(self.coulomb_positive > 0) or np.any(self.coulomb_negative > 0)
+                    or np.any(self.static_positive > 0) or np.any(self.static_negative > 0))
+
+    def breakaway(self, sign: np.ndarray) -> np.ndarray:
         """Static level b_s for a motion starting in ``direction`` (> 0 or < 0), (n,)."""
-        return np.where(np.asarray(direction) > 0, self.static_positive, self.static_negative)
+        return np.where(np.asarray(sign) > 0, self.static_positive, self.static_negative)
 
 
 # -- Dhanaraj's joint (bearing) friction: magnitudes from the joint reaction wrench ---------
@@ -210,7 +229,7 @@ class EfficiencyCurve:
 
 
 def transmission_input_torque(tau_out: np.ndarray, qd: np.ndarray, curve: EfficiencyCurve,
-                              rated_torque: np.ndarray, breakaway: np.ndarray) -> np.ndarray:
+                              rated_torque: np.ndarray, breakaway: np.ndarray, smoothing: float = 0.0) -> np.ndarray:
     """Input torque τ_in (output side) that delivers τ_out through the transmission.
 
     Dhanaraj Table 3.2, with η = η(|τ_out| / τ_rated) and the breakaway torque τ_B:
@@ -218,12 +237,121 @@ def transmission_input_torque(tau_out: np.ndarray, qd: np.ndarray, curve: Effici
     * driving (τ_out q̇ > 0):      τ_in = τ_out / η + sgn(q̇) τ_B   (cases 1, 2)
     * back-driven (τ_out q̇ < 0):  τ_in = τ_out · η + sgn(q̇) τ_B   (cases 3, 4)
 
-    At q̇ = 0 (undefined in the thesis) no loss is added: τ_in = τ_out.  The
-    transmission friction torque is τ_f^T = τ_in − τ_out.
+    written as one formula, τ_in = τ_out η^(−s) + d τ_B with d = sgn(q̇) and
+    s = d sgn(τ_out).  At q̇ = 0 (undefined in the thesis) s = d = 0: no loss.  With
+    ``smoothing > 0``, d = tanh(q̇ / smoothing) and the loss fades in continuously.
+    The transmission friction torque is τ_f^T = τ_in − τ_out.
     """
     tau_out = np.asarray(tau_out, dtype=float)
-    qd = np.asarray(qd, dtype=float)
+    d = direction(np.asarray(qd, dtype=float), smoothing)
+    return tau_out * efficiency_factor(tau_out, d, curve, rated_torque) + d * breakaway
+
+
+def efficiency_factor(tau_out, d, curve: EfficiencyCurve, rated_torque) -> np.ndarray:
+    """η^(−s), s = d sgn(τ_out): 1/η when driving, η when back-driven, 1 at rest."""
     eta = curve(np.abs(tau_out) / rated_torque)
-    driving = tau_out * qd > 0
-    through = np.where(driving, tau_out / eta, tau_out * eta)
-    return np.where(qd == 0, tau_out, through + sgn(qd) * breakaway)
+    return eta ** (-d * sgn(tau_out))
+
+
+# -- per-joint parameter sets -------------------------------------------------------------
+
+BEARINGS = ("none", "journal", "journal_pair", "linear", "thrust")
+
+
+@dataclasses.dataclass(frozen=True)
+class BearingFriction:
+    """Dhanaraj's joint friction, one bearing per joint (thesis Table 3.1).
+
+    ``kinds[i]`` is one of ``BEARINGS``: ``journal`` (μ r |F_N|), ``journal_pair`` (two
+    journals ``spacing`` apart, radial force and bending moment), ``thrust`` (μ r |f_z|),
+    ``linear`` (prismatic joints, μ/d Σ|…|, a force) or ``none``.  μ is dimensionless,
+    ``radius`` and ``spacing`` in m.  ``printed=True`` uses eq. 3.3 as printed (not
+    rotation invariant; see :func:`journal_bearing_pair`).
+    """
+
+    kinds: tuple
+    mu: np.ndarray
+    radius: np.ndarray
+    spacing: np.ndarray
+    printed: bool = False
+
+    @classmethod
+    def create(cls, n: int, kinds, mu, radius=0.0, spacing=0.0, printed: bool = False) -> "BearingFriction":
+        kinds = (kinds,) * n if isinstance(kinds, str) else tuple(kinds)
+        if len(kinds) != n:
+            raise ModelError(f"bearing kinds must be one name or one per joint ({n}), got {len(kinds)}")
+        unknown = [k for k in kinds if k not in BEARINGS]
+        if unknown:
+            raise ModelError(f"unknown bearing kind {unknown[0]!r}; choose from {', '.join(BEARINGS)}")
+        bearing = cls(kinds, _per_joint("bearing mu", mu, n), _per_joint("bearing radius", radius, n),
+                      _per_joint("bearing spacing", spacing, n), bool(printed))
+        for i, kind in enumerate(kinds):
+            if kind in ("journal", "journal_pair", "thrust") and bearing.radius[i] <= 0:
+                raise ModelError(f"joint index {i}: a {kind} bearing needs a journal radius > 0")
+            if kind in ("journal_pair", "linear") and bearing.spacing[i] <= 0:
+                raise ModelError(f"joint index {i}: a {kind} bearing needs a bearing spacing > 0")
+        return bearing
+
+    @property
+    def n(self) -> int:
+        return len(self.kinds)
+
+    def magnitude(self, force: np.ndarray, moment: np.ndarray) -> np.ndarray:
+        """|τ_f^J| (N, n) from the joint reaction force and moment (N, n, 3), joint frames."""
+        out = np.zeros(force.shape[:-1])
+        for i, kind in enumerate(self.kinds):
+            f, m, mu, r, d = force[..., i, :], moment[..., i, :], self.mu[i], self.radius[i], self.spacing[i]
+            if kind == "journal":
+                out[..., i] = journal_bearing(f, mu, r)
+            elif kind == "journal_pair":
+                out[..., i] = journal_bearing_pair(f, m, mu, r, d, printed=self.printed)
+            elif kind == "linear":
+                out[..., i] = linear_bearing(f, m, mu, d)
+            elif kind == "thrust":
+                out[..., i] = thrust_bearing(f, mu, r)
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class TransmissionFriction:
+    """Dhanaraj's transmission friction per joint: efficiency curve, rated and breakaway torque.
+
+    ``curves[i]`` is an :class:`EfficiencyCurve` or ``None`` (η = 1: breakaway only);
+    ``rated_torque`` (N·m or N, > 0 where a curve is given) scales the curve's abscissa |τ_out| / τ_rated;
+    ``breakaway`` τ_B ≥ 0.
+    """
+
+    curves: tuple
+    rated_torque: np.ndarray
+    breakaway: np.ndarray
+
+    @classmethod
+    def create(cls, n: int, curves, rated_torque, breakaway=0.0) -> "TransmissionFriction":
+        curves = (curves,) * n if curves is None or isinstance(curves, EfficiencyCurve) else tuple(curves)
+        if len(curves) != n:
+            raise ModelError(f"transmission needs one efficiency curve (or None) per joint ({n}), got {len(curves)}")
+        for i, curve in enumerate(curves):
+            if curve is not None and not isinstance(curve, EfficiencyCurve):
+                raise ModelError(f"joint index {i}: efficiency curve must be an EfficiencyCurve or None, got {curve!r}")
+        rated = _per_joint("rated_torque", rated_torque, n)
+        for i, curve in enumerate(curves):
+            if curve is not None and rated[i] <= 0:
+                raise ModelError(f"joint index {i}: an efficiency curve needs a rated torque > 0, got {rated[i]}")
+        return cls(curves, rated, _per_joint("breakaway", breakaway, n))
+
+    @property
+    def n(self) -> int:
+        return len(self.curves)
+
+    def factor(self, tau_out: np.ndarray, d: np.ndarray) -> np.ndarray:
+        """η^(−s) per joint, (N, n) (see :func:`efficiency_factor`)."""
+        out = np.ones(np.shape(tau_out))
+        for i, curve in enumerate(self.curves):
+            if curve is not None:
+                out[..., i] = efficiency_factor(tau_out[..., i], d[..., i], curve, self.rated_torque[i])
+        return out
+
+    def input_torque(self, tau_out: np.ndarray, qd: np.ndarray, smoothing: float = 0.0) -> np.ndarray:
+        """τ_in (N, n) for output torques τ_out and velocities q̇ (N, n): Table 3.2, per joint."""
+        d = direction(qd, smoothing)
+        return tau_out * self.factor(tau_out, d) + d * self.breakaway

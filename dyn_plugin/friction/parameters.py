@@ -1,0 +1,232 @@
+"""A robot's complete friction description, and the three ways to get one.
+
+:class:`FrictionModel` gathers per-joint parameters: velocity friction (viscous,
+asymmetric Coulomb, Schilling's static term), Dhanaraj's bearing and transmission
+friction, and the reflected motor inertia (armature).  Sources:
+
+* Python: ``FrictionModel.create(n, viscous=..., coulomb=..., ...)``;
+* URDF ``<dynamics damping friction>``: :meth:`FrictionModel.from_urdf` (viscous, Coulomb);
+* a data file (TOML, profiles of parameters with their sources): :func:`load_friction`;
+  bundled robots ship one as ``urdf/NAME_friction.toml``.
+
+Where each term acts (Dhanaraj Fig. 3.1 and Table 3.5, extended):
+
+    τ_out = τ_rigid + τ_armature + τ_f^J              (torque at the joint)
+    τ_in  = τ_out η^(−s) + d τ_B + b(q̇)               (torque the actuator supplies)
+
+with the bearing friction τ_f^J = d |τ_f^J|(f, n), the transmission's efficiency η and
+breakaway τ_B (Table 3.2), and the lumped velocity friction b(q̇) (viscous + Coulomb +
+static, measured at the joint, e.g. Corke's PUMA model) added on the input side.
+d = sgn(q̇), or tanh(q̇/w) in the smooth variant.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Optional, Union
+
+import numpy as np
+
+from ..datafile import read_toml
+from ..errors import ModelError
+from .models import BearingFriction, EfficiencyCurve, TransmissionFriction, VelocityFriction, _per_joint
+
+
+ARMATURE_FORMS = ("diagonal", "link")
+
+
+@dataclasses.dataclass(frozen=True)
+class FrictionModel:
+    """Friction and reflected motor inertia of every joint of one robot.
+
+    velocity : :class:`VelocityFriction` (always present; zeros when unused)
+    bearing, transmission : :class:`BearingFriction` / :class:`TransmissionFriction` or None
+    armature : (n,) kg·m² (kg for prismatic joints), reflected motor inertia
+    armature_form : ``"diagonal"`` — added to the diagonal of M only, pinocchio's
+        ``model.armature`` (a rotor whose own gyroscopic effects are neglected);
+        ``"link"`` — added to the link's inertia about the joint axis, as Dhanaraj adds
+        I_motor to I_zz (then it also enters the gyroscopic and coupling terms).
+        The two give different torques whenever the link's frame rotates.
+    name, source : what this set is and where its numbers come from.
+    """
+
+    velocity: VelocityFriction
+    bearing: Optional[BearingFriction] = None
+    transmission: Optional[TransmissionFriction] = None
+    armature: Optional[np.ndarray] = None
+    armature_form: str = "diagonal"
+    name: str = "custom"
+    source: str = ""
+
+    def __post_init__(self):
+        n = self.velocity.n
+        armature = _per_joint("armature", 0.0 if self.armature is None else self.armature, n)
+        object.__setattr__(self, "armature", armature)
+        if self.armature_form not in ARMATURE_FORMS:
+            raise ModelError(f"armature_form must be one of {ARMATURE_FORMS}, got {self.armature_form!r}")
+        for part in (self.bearing, self.transmission):
+            if part is not None and part.n != n:
+                raise ModelError(f"friction parts disagree on the joint count: velocity model has {n}, "
+                                 f"{type(part).__name__} has {part.n}")
+
+    @classmethod
+    def create(cls, n: int, viscous=0.0, coulomb=0.0, coulomb_negative=None, static=None, static_negative=None,
+               stribeck_velocity=0.1, smoothing: float = 0.0, bearing: Optional[BearingFriction] = None,
+               transmission: Optional[TransmissionFriction] = None, armature=0.0,
+               armature_form: str = "diagonal", name: str = "custom", source: str = "") -> "FrictionModel":
+        """Parameters from Python; scalars apply to every joint (see :meth:`VelocityFriction.create`)."""
+        velocity = VelocityFriction.create(n, viscous, coulomb, coulomb_negative, static, static_negative,
+                                           stribeck_velocity, smoothing)
+        return cls(velocity, bearing, transmission, armature, armature_form, name, source)
+
+    @classmethod
+    def none(cls, n: int) -> "FrictionModel":
+        """No friction and no armature: the rigid-body dynamics."""
+        return cls.create(n, name="none", source="frictionless")
+
+    @classmethod
+    def from_urdf(cls, model, smoothing: float = 0.0) -> "FrictionModel":
+        """The URDF's ``<dynamics damping friction>``: viscous c q̇ and symmetric Coulomb F sgn(q̇)."""
+        return cls.create(model.n, viscous=model.damping, coulomb=model.friction, smoothing=smoothing,
+                          name="urdf", source=f"URDF <dynamics> of {model.name}")
+
+    # -- derived facts -----------------------------------------------------------------
+
+    @property
+    def n(self) -> int:
+        return self.velocity.n
+
+    @property
+    def smoothing(self) -> float:
+        return self.velocity.smoothing
+
+    @property
+    def load_dependent(self) -> bool:
+        """True when friction depends on the joint loads (bearings, efficiency curves)."""
+        return (self.bearing is not None and any(k != "none" for k in self.bearing.kinds)) or \
+            (self.transmission is not None and any(c is not None for c in self.transmission.curves))
+
+    @property
+    def set_valued(self) -> bool:
+        """True when dry friction is sharp (sgn), so that the torque at q̇ = 0 is a set."""
+        breakaway = self.transmission is not None and np.any(self.transmission.breakaway > 0)
+        return self.smoothing == 0 and (self.velocity.has_dry_friction or bool(breakaway))
+
+    def levels(self, qd: np.ndarray) -> tuple:
+        """Load-independent dry-friction levels (L⁺, L⁻) at speed |q̇|: Coulomb/static + τ_B."""
+        positive, negative = self.velocity.levels(qd)
+        if self.transmission is not None:
+            positive, negative = positive + self.transmission.breakaway, negative + self.transmission.breakaway
+        return positive, negative
+
+    def with_smoothing(self, width: float) -> "FrictionModel":
+        """The same parameters with every sgn(q̇) replaced by tanh(q̇ / width) (width ≥ 0)."""
+        velocity = VelocityFriction.create(self.n, self.velocity.viscous, self.velocity.coulomb_positive,
+                                           self.velocity.coulomb_negative, self.velocity.static_positive,
+                                           self.velocity.static_negative, self.velocity.stribeck_velocity, width)
+        return dataclasses.replace(self, velocity=velocity)
+
+    def check_against(self, model) -> None:
+        """Raise a :class:`ModelError` if this description does not fit ``model``."""
+        if self.n != model.n:
+            raise ModelError(f"friction model {self.name!r} has {self.n} joints, robot {model.name!r} has {model.n}")
+        if self.bearing is not None:
+            for i, kind in enumerate(self.bearing.kinds):
+                revolute = model.joint_types[i] == "revolute"
+                if (kind == "linear" and revolute) or (kind in ("journal", "journal_pair") and not revolute):
+                    raise ModelError(f"joint {model.joint_names[i]!r} is {model.joint_types[i]}: "
+                                     f"a {kind} bearing does not fit it")
+
+
+# -- data files ------------------------------------------------------------------------
+
+
+def friction_file(robot: str) -> Optional[Path]:
+    """The bundled friction data file of a bundled robot, or None if it has none."""
+    from ..robots import bundled_dir
+
+    path = bundled_dir() / f"{robot}_friction.toml"
+    return path if path.is_file() else None
+
+
+def load_friction(source: Union[str, os.PathLike], model, profile: Optional[str] = None) -> FrictionModel:
+    """A :class:`FrictionModel` for ``model`` from a TOML data file (or a bundled robot's name).
+
+    The file holds ``[profiles.NAME]`` tables and a ``default_profile``; each profile
+    may give ``viscous``, ``coulomb``, ``coulomb_negative``, ``static``, ``static_negative``,
+    ``stribeck_velocity``, ``smoothing`` (one number or one per joint), an ``armature``
+    list (or ``"robot_table"``: the bundled robot's ``motor_inertia`` column) with
+    ``armature_form``, a ``[profiles.NAME.bearing]`` table (``kind``, ``mu``, ``radius``,
+    ``spacing``, ``printed``) and a ``[profiles.NAME.transmission]`` table
+    (``rated_torque``, ``breakaway``, ``efficiency = {load_ratio, efficiency, kind}``,
+    ``with_curve``: per-joint booleans).
+    """
+    path = friction_file(str(source)) if friction_file(str(source)) else Path(source)
+    if not path.is_file():
+        raise ModelError(f"friction data file {str(path)!r} does not exist")
+    data = read_toml(path, ModelError, "friction data file")
+    profiles = data.get("profiles", {})
+    name = profile or data.get("default_profile")
+    if name not in profiles:
+        raise ModelError(f"friction data file {path.name} has no profile {name!r}; "
+                         f"profiles: {', '.join(profiles) or 'none'}")
+    try:
+        friction = _from_profile(profiles[name], model, name, data.get("robot"))
+    except (TypeError, KeyError) as exc:
+        raise ModelError(f"friction data file {path.name}, profile {name!r}: missing or malformed entry {exc}") from None
+    friction.check_against(model)
+    return friction
+
+
+VELOCITY_KEYS = ("viscous", "coulomb", "coulomb_negative", "static", "static_negative", "stribeck_velocity",
+                 "smoothing")
+
+
+def _from_profile(table: dict, model, name: str, robot: Optional[str]) -> FrictionModel:
+    n = model.n
+    unknown = set(table) - set(VELOCITY_KEYS) - {"armature", "armature_form", "bearing", "transmission",
+                                                 "description", "source"}
+    if unknown:
+        raise ModelError(f"friction profile {name!r}: unknown entries {sorted(unknown)}")
+    velocity = {k: table[k] for k in VELOCITY_KEYS if k in table}
+    armature = table.get("armature", 0.0)
+    if armature == "robot_table":
+        from ..robots import robot_table
+
+        armature = [row.motor_inertia for row in robot_table(robot)["rows"]]
+    bearing = table.get("bearing")
+    if bearing is not None:
+        bearing = BearingFriction.create(n, bearing["kind"], bearing["mu"], bearing.get("radius", 0.0),
+                                         bearing.get("spacing", 0.0), bearing.get("printed", False))
+    transmission = table.get("transmission")
+    if transmission is not None:
+        curve_table = transmission["efficiency"]
+        curve = EfficiencyCurve(curve_table["load_ratio"], curve_table["efficiency"], curve_table.get("kind", "linear"))
+        with_curve = transmission.get("with_curve", [True] * n)
+        transmission = TransmissionFriction.create(n, [curve if use else None for use in with_curve],
+                                                   transmission["rated_torque"], transmission.get("breakaway", 0.0))
+    return FrictionModel.create(n, **velocity, bearing=bearing, transmission=transmission, armature=armature,
+                                armature_form=table.get("armature_form", "diagonal"), name=name,
+                                source=table.get("source", table.get("description", "")))
+
+
+def resolve_friction(model, friction=None, profile: Optional[str] = None) -> FrictionModel:
+    """What a friction backend uses: a FrictionModel as given; a path to a data file;
+    ``"urdf"``; ``"none"``; or by default the bundled data file of a bundled robot
+    (its default profile, or ``profile``), else the URDF's ``<dynamics>``."""
+    if isinstance(friction, FrictionModel):
+        friction.check_against(model)
+        return friction
+    if friction is None:
+        if friction_file(model.name) is not None:
+            return load_friction(model.name, model, profile)
+        return FrictionModel.from_urdf(model)
+    if friction == "urdf":
+        return FrictionModel.from_urdf(model)
+    if friction == "none":
+        return FrictionModel.none(model.n)
+    if isinstance(friction, (str, os.PathLike)):
+        return load_friction(friction, model, profile)
+    raise ModelError(f"friction must be a FrictionModel, a data file, 'urdf' or 'none', got {friction!r}")
