@@ -5,12 +5,15 @@
 >>> be = dp.get_backend("newton_euler", model)
 >>> tau = be.inverse_dynamics(q, qd, qdd)            # (n,) or (N, n)
 
-Backends: ``newton_euler`` and ``lagrange_euler`` (ours), ``pinocchio`` and ``pybullet``
-(the references).  See :func:`list_backends`.
+Backends: ``newton_euler`` and ``lagrange_euler`` (ours), the same with joint friction and
+motor inertia (``newton_euler_friction``, ``lagrange_euler_friction``; see
+:class:`FrictionModel`), ``pinocchio`` and ``pybullet`` (the references).  See
+:func:`list_backends`.
 """
 
 from .backends import Backend, get_backend, list_backends, register_backend, unregister_backend
 from .dh import DHRow, model_from_dh, read_dh_table
+from .friction.parameters import FrictionModel, load_friction
 from .errors import (BackendError, DynPluginError, InputError, ModelError, PhysicalValidityWarning,
                      UnknownRobotError, URDFError)
 from .model import RobotModel
@@ -21,7 +24,7 @@ from .urdf import load_urdf, load_urdf_string, to_urdf, write_urdf
 __version__ = "0.1.0"
 
 __all__ = [
-    "Backend", "BackendError", "DHRow", "DynPluginError", "InputError", "JointLimitWarning", "ModelError",
+    "Backend", "BackendError", "DHRow", "FrictionModel", "load_friction", "DynPluginError", "InputError", "JointLimitWarning", "ModelError",
     "PhysicalValidityWarning", "RobotModel", "URDFError", "UnknownRobotError", "get_backend",
     "list_backends", "list_robots", "load_robot", "load_urdf", "load_urdf_string",
     "model_from_dh", "read_dh_table", "register_backend", "robot_table", "SimulationError", "simulate",

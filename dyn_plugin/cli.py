@@ -52,6 +52,19 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("--report", metavar="FILE.md", help="write a Markdown report")
     val.add_argument("--plots", metavar="DIR", help="write error histograms and trajectory overlays (PNG)")
 
+    fr = sub.add_parser("friction", help="friction share of the input torque along a trajectory (Dhanaraj ch. 3)")
+    fr.add_argument("robot", metavar="NAME_OR_URDF")
+    fr.add_argument("--backend", default="newton_euler_friction",
+                    help="newton_euler_friction (default) or lagrange_euler_friction")
+    fr.add_argument("--friction", metavar="FILE|urdf|none",
+                    help="friction data (default: the robot's bundled data file, else the URDF <dynamics>)")
+    fr.add_argument("--profile", help="profile of the data file (PUMA-560: corke, dhanaraj)")
+    fr.add_argument("--duration", type=_positive_float, default=2.0, help="trajectory duration, s (default 2)")
+    fr.add_argument("--samples", type=_positive_int, default=201, help="samples along it (default 201)")
+    fr.add_argument("--at", type=float, default=0.6, help="time of the torque table, s (default 0.6, Table 3.5)")
+    fr.add_argument("--plot", metavar="FILE.png", help="write the torque-by-cause plot")
+    fr.add_argument("--json", metavar="FILE", help="write the figures as JSON ('-' for stdout)")
+
     robots = sub.add_parser("robots", help="list the bundled robots")
     robots.add_argument("--regenerate", action="store_true",
                         help="rewrite urdf/NAME.urdf from the source tables urdf/NAME.toml")
@@ -66,7 +79,9 @@ def main(argv=None) -> int:
 
     args = build_parser().parse_args(argv)
     try:
-        return {"validate": _validate, "robots": _robots, "backends": _backends, "info": _info}[args.command](args)
+        commands = {"validate": _validate, "friction": _friction, "robots": _robots, "backends": _backends,
+                    "info": _info}
+        return commands[args.command](args)
     except DynPluginError as exc:
         print(f"dyn-plugin: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -153,6 +168,56 @@ def _print_report(console, report) -> None:
                       f"{c.max_rel:.3e} (abs {c.max_abs:.3e}) at state {c.worst_sample}, entry {list(c.worst_entry)}")
     verdict = "[green]all passed[/]" if report.passed else f"[bold red]{len(report.failures())} failed[/]"
     console.print(f"{len(report.comparisons)} comparisons, {verdict} in {report.seconds:.1f} s")
+
+
+def _friction(args) -> int:
+    from rich.table import Table
+
+    from .backends import get_backend
+    from .errors import InputError
+    from .friction.study import COLUMNS, plot_study, run_study
+    from .robots import load_robot
+
+    if args.samples < 2:
+        raise InputError("--samples must be at least 2")
+    model = load_robot(args.robot)
+    backend = get_backend(args.backend, model, friction=args.friction, profile=args.profile)
+    study = run_study(backend, duration=args.duration, samples=args.samples)
+    if args.json:
+        text = json.dumps(study.as_dict(args.at), indent=2)
+        if args.json == "-":
+            print(text)
+            return EXIT_OK
+        Path(args.json).write_text(text + "\n")
+    console = _console()
+    at = study.t[study.index(args.at)]
+    table = Table(title=f"{model.name}, friction '{backend.friction.name}': torques at t = {at:.3g} s "
+                        f"(N·m; N for prismatic joints), as Dhanaraj Table 3.5")
+    columns = study.table_at(args.at)
+    table.add_column("joint")
+    table.add_column("q̇", justify="right")
+    for label, _ in COLUMNS:
+        table.add_column(label, justify="right")
+    k = study.index(args.at)
+    for i, name in enumerate(model.joint_names):
+        table.add_row(name, f"{study.qd[k, i]:+.3f}", *(f"{columns[label][i]:+.4f}" for label, _ in COLUMNS))
+    console.print(table)
+    summary = Table(title=f"along the {args.duration:g} s rest-to-rest trajectory ({args.samples} samples)")
+    for column in ("joint", "mean |rigid + armature|", "mean |friction|", "peak |friction|", "friction share",
+                   "dissipated J"):
+        summary.add_column(column, justify="right")
+    basic, friction = np.abs(study.basic).mean(axis=0), np.abs(study.parts.friction)
+    share, lost = study.friction_share(), study.dissipated_energy()
+    for i, name in enumerate(model.joint_names):
+        summary.add_row(name, f"{basic[i]:.3f}", f"{friction[:, i].mean():.3f}", f"{friction[:, i].max():.3f}",
+                        f"{100 * share[i]:.1f} %", f"{lost[i]:.3f}")
+    console.print(summary)
+    if not np.any(friction):
+        console.print(f"[yellow]note:[/] {model.name} has no friction in '{backend.friction.name}' "
+                      "(give --friction FILE, or <dynamics damping friction> in its URDF)")
+    if args.plot:
+        console.print(f"wrote {plot_study(study, args.plot, mark=args.at)}")
+    return EXIT_OK
 
 
 def _robots(args) -> int:
