@@ -13,9 +13,9 @@ motor inertia (``newton_euler_friction``, ``lagrange_euler_friction``; see
 
 from .backends import Backend, get_backend, list_backends, register_backend, unregister_backend
 from .dh import DHRow, model_from_dh, read_dh_table
-from .friction.parameters import FrictionModel, load_friction
 from .errors import (BackendError, DynPluginError, InputError, ModelError, PhysicalValidityWarning,
                      UnknownRobotError, URDFError)
+from .friction.parameters import FrictionModel, load_friction
 from .model import RobotModel
 from .robots import list_robots, load_robot, robot_table
 from .simulate import JointLimitWarning, SimulationError, Trajectory, simulate

@@ -174,12 +174,15 @@ def _friction(args) -> int:
     from rich.table import Table
 
     from .backends import get_backend
+    from .backends.registry import WITH_FRICTION
     from .errors import InputError
     from .friction.study import COLUMNS, plot_study, run_study
     from .robots import load_robot
 
     if args.samples < 2:
         raise InputError("--samples must be at least 2")
+    if args.backend not in WITH_FRICTION:
+        raise InputError(f"--backend must be one with friction: {', '.join(WITH_FRICTION)}; got {args.backend!r}")
     model = load_robot(args.robot)
     backend = get_backend(args.backend, model, friction=args.friction, profile=args.profile)
     study = run_study(backend, duration=args.duration, samples=args.samples)
