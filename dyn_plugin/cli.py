@@ -158,10 +158,10 @@ def _print_report(console, report) -> None:
         table.add_column(quantity, justify="right")
     rows = {}
     for c in report.comparisons:
-        rows.setdefault((c.robot, c.backend, c.reference), []).append(
+        rows.setdefault((c.robot, c.backend, c.reference), {})[c.quantity] = (
             f"[green]{c.max_rel:.1e}[/]" if c.passed else f"[bold red]{c.max_rel:.1e}[/]")
     for key, cells in rows.items():
-        table.add_row(*key, *cells)
+        table.add_row(*key, *(cells.get(q, "[dim]–[/]") for q in suite.quantities))
     console.print(table)
     for c in report.failures():
         console.print(f"[bold red]FAIL[/] {c.robot} {c.backend} vs {c.reference} {c.quantity}: max rel "

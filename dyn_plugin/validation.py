@@ -17,6 +17,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from .backends import get_backend
+from .backends.registry import WITH_FRICTION
 from .datafile import read_toml
 from .errors import DynPluginError
 from .robots import load_robot
@@ -28,9 +29,39 @@ def _coriolis_times_velocity(backend, s: States) -> np.ndarray:
 
 
 def _one_step(pybullet_backend, backend, s: States, dt: float):
-    """pybullet's one-step acceleration (q̇⁺ − q̇)/dt against ours, for the same (q, q̇, τ)."""
-    _, qd_next = pybullet_backend.step(s.q, s.qd, s.tau, dt)
-    return backend.forward_dynamics(s.q, s.qd, s.tau), (qd_next - s.qd) / dt
+    """pybullet's one-step acceleration (q̇⁺ − q̇)/dt against ours, for the same (q, q̇, τ).
+
+    A friction backend takes its own time step (friction impulses) from every other state
+    put at rest, so that both stiction and sliding are compared; pybullet gets the same
+    friction as jointDamping and velocity motors.
+    """
+    if not hasattr(backend, "velocity_step"):
+        _, qd_next = pybullet_backend.step(s.q, s.qd, s.tau, dt)
+        return backend.forward_dynamics(s.q, s.qd, s.tau), (qd_next - s.qd) / dt
+    qd = s.qd.copy()
+    qd[1::2] = 0.0
+    _, qd_next = pybullet_backend.step(s.q, qd, s.tau, dt, **pybullet_friction(backend.friction))
+    return (backend.velocity_step(s.q, qd, s.tau, dt) - qd) / dt, (qd_next - qd) / dt
+
+
+def validation_friction(model, seed: int):
+    """Random friction that pybullet reproduces exactly, for validating the friction
+    backends: viscous c ~ U(0, 2) N·m·s/rad (jointDamping) and symmetric Coulomb
+    F ~ U(0, 10) N·m (velocity motors), per joint, no armature."""
+    from .friction.parameters import FrictionModel
+
+    rng = np.random.default_rng([seed, model.n])
+    return FrictionModel.create(model.n, viscous=rng.uniform(0, 2, model.n), coulomb=rng.uniform(0, 10, model.n),
+                                name="validation", source=f"random, seed {seed}")
+
+
+def pybullet_friction(friction) -> dict:
+    """The pybullet stepping options equal to a viscous + symmetric Coulomb FrictionModel."""
+    return {"joint_damping": friction.velocity.viscous, "motor_friction": friction.velocity.coulomb_positive}
+
+
+def _unchanged_by_friction(quantity: str) -> bool:
+    return quantity in ("M", "bias", "gravity", "Cqd")
 
 
 # Quantities every reference can compute through the Backend interface.
@@ -196,10 +227,13 @@ def run(suite: Suite, progress: Optional[Callable[[str], None]] = None) -> Repor
         references = {ref: get_backend(ref, model) for ref in suite.references}
         reference_values = {ref: _evaluate(be, states, plain) for ref, be in references.items()}
         for backend_name in suite.backends:
-            backend = get_backend(backend_name, model)
-            ours = _evaluate(backend, states, plain)
+            backend, compared = get_backend(backend_name, model), plain
+            if backend_name in WITH_FRICTION:  # τ and q̈ include friction: checked by stepping instead
+                backend = get_backend(backend_name, model, friction=validation_friction(model, suite.seed))
+                compared = [q for q in plain if _unchanged_by_friction(q)]
+            ours = _evaluate(backend, states, compared)
             for ref, values in reference_values.items():
-                for quantity in plain:
+                for quantity in compared:
                     comparisons.append(_comparison(model.name, backend_name, ref, quantity, ours[quantity],
                                                    values[quantity], suite.rtol))
             if stepping and "pybullet" in references:
@@ -231,11 +265,12 @@ def _stepping_comparisons(suite, robot, backend_name, backend, pybullet_backend,
 
 def compare_trajectories(backend, pybullet_backend, q0, qd0, torque, duration, dt):
     """Our semi-implicit Euler trajectory and pybullet's from the same state under the
-    same torque law: ``(Trajectory, q_pybullet (T, n))``."""
+    same torque law (and the same friction): ``(Trajectory, q_pybullet (T, n))``."""
     from .simulate import simulate
 
     ours = simulate(backend, q0, qd0, torque, duration, dt, on_limit="ignore")
-    theirs, _ = pybullet_backend.rollout(q0, qd0, torque, len(ours.t) - 1, dt)
+    friction = pybullet_friction(backend.friction) if hasattr(backend, "velocity_step") else {}
+    theirs, _ = pybullet_backend.rollout(q0, qd0, torque, len(ours.t) - 1, dt, **friction)
     return ours, theirs
 
 

@@ -61,8 +61,12 @@ def cross_force(v: np.ndarray, f: np.ndarray) -> np.ndarray:
     return np.concatenate([cross(w, f[..., :3]) + cross(lin, f[..., 3:]), cross(w, f[..., 3:])], axis=-1)
 
 
-def forward_dynamics(model, q, qd, tau, gravity) -> np.ndarray:
-    """Joint accelerations q̈ (N, n) for torques τ, by the articulated-body algorithm."""
+def forward_dynamics(model, q, qd, tau, gravity, armature=None) -> np.ndarray:
+    """Joint accelerations q̈ (N, n) for torques τ, by the articulated-body algorithm.
+
+    ``armature`` (n,): rotor inertias added to the joint-space diagonal, D_i = SᵀIᴬS + a_i
+    (pinocchio's ``model.armature``), as if M were M + diag(a).
+    """
     N, n = q.shape
     R, p = link_placements(model, q)
     X = plucker_transforms(R, p)                                    # (N, n, 6, 6)
@@ -84,7 +88,7 @@ def forward_dynamics(model, q, qd, tau, gravity) -> np.ndarray:
     u = np.zeros((N, n))
     for i in reversed(range(n)):                                    # pass 2
         U[:, i] = np.einsum("nab,b->na", IA[:, i], S[i])
-        D[:, i] = U[:, i] @ S[i]
+        D[:, i] = U[:, i] @ S[i] + (0.0 if armature is None else armature[i])
         u[:, i] = tau[:, i] - pA[:, i] @ S[i]
         parent = parents[i]
         if parent >= 0:

@@ -30,11 +30,12 @@ from typing import Optional
 
 import numpy as np
 
+from ..algorithms import articulated_body as aba
 from ..algorithms import newton_euler as ne
 from ..errors import DynPluginError
 from ..friction.models import direction
 from ..friction.parameters import FrictionModel, resolve_friction
-from ..friction.stiction import solve_box_qp
+from ..friction.stiction import solve_box_qp, sticking
 from .base import Backend, batch_args
 from .ours import LagrangeEulerBackend, NewtonEulerBackend
 
@@ -193,12 +194,11 @@ class FrictionBackend(Backend):
         d = direction(qd, self.friction.smoothing)
         return positive, negative, d * np.where(qd > 0, positive, negative)
 
-    def _solve_smooth(self, q, qd, rhs):
-        """q̈ with _smooth_input(q̈) = rhs, and the Jacobian J = ∂τ_in/∂q̈ (N, n, n)."""
-        M = self._batch_mass_matrix(q)
-        qdd = np.linalg.solve(M, (rhs - self._batch_bias_forces(q, qd) - self.friction.velocity.viscous * qd)[..., None])[..., 0]
+    def _solve_smooth(self, q, qd, rhs, need_jacobian: bool = True):
+        """q̈ with _smooth_input(q̈) = rhs, and the Jacobian J = ∂τ_in/∂q̈ (N, n, n) (or None)."""
+        qdd = self._rigid_forward_dynamics(q, qd, rhs - self.friction.velocity.viscous * qd)
         if not self.friction.load_dependent:
-            return qdd, M
+            return qdd, (self._batch_mass_matrix(q) if need_jacobian else None)
         d = direction(qd, self.friction.smoothing)
         scale = np.maximum(1.0, np.abs(rhs).max(axis=1))
         for _ in range(50):
@@ -209,6 +209,12 @@ class FrictionBackend(Backend):
             qdd = qdd - np.linalg.solve(J, residual[..., None])[..., 0]
         raise DynPluginError("forward dynamics with load-dependent friction did not converge in 50 Newton steps "
                              f"(largest residual {np.abs(residual).max():.3g} N·m)")
+
+    def _rigid_forward_dynamics(self, q, qd, tau):
+        """q̈ of the rigid body with armature: ABA for newton_euler, Cholesky of M + diag(a) otherwise."""
+        if isinstance(self.rigid, NewtonEulerBackend):
+            return aba.forward_dynamics(self.rigid.model, q, qd, tau, self.gravity, self._diagonal_armature)
+        return Backend._batch_forward_dynamics(self, q, qd, tau)
 
     def _jacobian(self, q, qd, qdd, d, value):
         """Forward differences of _smooth_input in q̈, (N, n, n)."""
@@ -221,9 +227,9 @@ class FrictionBackend(Backend):
 
     def _batch_forward_dynamics(self, q, qd, tau):
         positive, negative, dry = self._dry_levels(qd)
-        qdd, J = self._solve_smooth(q, qd, tau - dry)
-        if self.friction.set_valued:
-            at_rest = (qd == 0) & ((positive > 0) | (negative > 0))
+        at_rest = (qd == 0) & ((positive > 0) | (negative > 0)) & self.friction.set_valued
+        qdd, J = self._solve_smooth(q, qd, tau - dry, need_jacobian=bool(at_rest.any()))
+        if at_rest.any():
             for k in np.nonzero(at_rest.any(axis=1))[0]:
                 qdd[k] = self._stiction(q[k], qd[k], tau[k] - dry[k], qdd[k], J[k], at_rest[k],
                                         positive[k], negative[k])
@@ -241,11 +247,13 @@ class FrictionBackend(Backend):
             solved, J = self._solve_smooth(q[None], qd[None], pushed[None])
             qdd, J = solved[0], J[0]
             if np.abs(step).max(initial=0.0) <= 1e-13 * max(1.0, np.abs(lam).max(initial=0.0)):
+                held = np.nonzero(rest)[0][sticking(lam, -positive[rest], negative[rest])]
+                qdd[held] = 0.0
                 return qdd
         raise DynPluginError("stiction at the joints at rest did not converge")
 
     def velocity_step(self, q, qd, tau, dt: float) -> np.ndarray:
-        """q̇ after one semi-implicit Euler step of ``dt`` from (q, q̇) (n,) under τ (n,).
+        """q̇ after one semi-implicit Euler step of ``dt`` from (q, q̇) under τ, (n,) or (N, n).
 
         Viscous and load-dependent friction act explicitly (as pybullet's jointDamping);
         dry friction acts as the impulse λ, |λᵢ| ≤ Lᵢ dt, that removes the most kinetic
@@ -253,15 +261,20 @@ class FrictionBackend(Backend):
         rest stays there while the impulse suffices, and a sliding joint that would reverse
         within the step stops exactly at zero.
         """
-        (q, qd, tau), _ = batch_args(self.model.n, q=q, qd=qd, tau=tau)
+        (q, qd, tau), single = batch_args(self.model.n, q=q, qd=qd, tau=tau)
         if not self.friction.set_valued:
-            return (qd + dt * self._batch_forward_dynamics(q, qd, tau))[0]
-        positive, negative, _ = self._dry_levels(qd)
-        qdd_free, J = self._solve_smooth(q, qd, tau)
-        free = qd[0] + dt * qdd_free[0]
-        W = np.linalg.inv(J[0])
-        impulse = solve_box_qp(W, free, -positive[0] * dt, negative[0] * dt)
-        return free + W @ impulse
+            after = qd + dt * self._batch_forward_dynamics(q, qd, tau)
+        else:
+            positive, negative, _ = self._dry_levels(qd)
+            qdd_free, J = self._solve_smooth(q, qd, tau)
+            after = qd + dt * qdd_free
+            W = np.linalg.inv(J)
+            for k in range(len(q)):
+                lower, upper = -positive[k] * dt, negative[k] * dt
+                impulse = solve_box_qp(W[k], after[k], lower, upper)
+                after[k] += W[k] @ impulse
+                after[k, sticking(impulse, lower, upper)] = 0.0
+        return after[0] if single else after
 
 
 class NewtonEulerFrictionBackend(FrictionBackend):

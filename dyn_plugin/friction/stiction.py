@@ -60,3 +60,9 @@ def _polish(W, v, lam, lower, upper, tol):
     signs_ok = np.all(residual[at_lower & (lower < upper)] >= -size) and \
         np.all(residual[at_upper] <= size)
     return out if inside and signs_ok else None
+
+
+def sticking(lam: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Rows whose friction is strictly inside its bounds: by the KKT conditions their
+    motion is exactly zero (set it so, rather than leave a rounding residue)."""
+    return (lam > lower) & (lam < upper)
