@@ -26,14 +26,16 @@ velocity motors apply it, so sliding joints stop exactly instead of chattering.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Optional
 
 import numpy as np
 
 from ..algorithms import articulated_body as aba
 from ..algorithms import newton_euler as ne
-from ..errors import DynPluginError
+from ..errors import DynPluginError, InputError
 from ..friction.models import direction
+from ..kinematics import skew
 from ..friction.parameters import FrictionModel, resolve_friction
 from ..friction.stiction import solve_box_qp, sticking
 from .base import Backend, batch_args
@@ -170,7 +172,19 @@ class FrictionBackend(Backend):
         if bearing is None or not np.any(d):
             return np.zeros_like(q)
         f, moment = ne.joint_wrenches(self.rigid.model, q, qd, qdd, self.gravity)
-        return d * bearing.magnitude(f, moment)
+        # Dhanaraj's formulas read the load in a frame whose z is the joint axis.
+        to_axis = self._axis_frames
+        return d * bearing.magnitude(np.einsum("nji,Nnj->Nni", to_axis, f), np.einsum("nji,Nnj->Nni", to_axis, moment))
+
+    @functools.cached_property
+    def _axis_frames(self) -> np.ndarray:
+        """(n, 3, 3) rotations from each joint frame to one whose z is the joint axis: the
+        smallest rotation taking z onto the axis (the identity for z axes), so that the
+        rotation-invariant journal-pair form, and the others for z-axis joints, are as printed."""
+        frames = np.empty((self.model.n, 3, 3))
+        for i, axis in enumerate(self.model.axes):
+            frames[i] = _rotation_from_z(axis)
+        return frames
 
     def _through_transmission(self, tau_out, d):
         transmission = self.friction.transmission
@@ -201,14 +215,29 @@ class FrictionBackend(Backend):
             return qdd, (self._batch_mass_matrix(q) if need_jacobian else None)
         d = direction(qd, self.friction.smoothing)
         scale = np.maximum(1.0, np.abs(rhs).max(axis=1))
+        residual = self._smooth_input(q, qd, qdd, d) - rhs
         for _ in range(50):
-            residual = self._smooth_input(q, qd, qdd, d) - rhs
             J = self._jacobian(q, qd, qdd, d, residual + rhs)
             if np.all(np.abs(residual).max(axis=1) <= 1e-12 * scale):
                 return qdd, J
-            qdd = qdd - np.linalg.solve(J, residual[..., None])[..., 0]
+            qdd, residual = self._newton_step(q, qd, qdd, d, rhs, residual, J)
         raise DynPluginError("forward dynamics with load-dependent friction did not converge in 50 Newton steps "
                              f"(largest residual {np.abs(residual).max():.3g} N·m)")
+
+    def _newton_step(self, q, qd, qdd, d, rhs, residual, J):
+        """One Newton step, halved per state until the residual shrinks: the efficiency
+        kink at τ_out = 0 (slopes 1/η and η) otherwise traps plain Newton in a 2-cycle."""
+        step = np.linalg.solve(J, residual[..., None])[..., 0]
+        size = np.abs(residual).max(axis=1)
+        alpha = np.ones(len(q))
+        for _ in range(30):
+            trial = qdd - alpha[:, None] * step
+            trial_residual = self._smooth_input(q, qd, trial, d) - rhs
+            worse = np.abs(trial_residual).max(axis=1) >= size
+            if not worse.any():
+                break
+            alpha = np.where(worse, 0.5 * alpha, alpha)
+        return trial, trial_residual
 
     def _rigid_forward_dynamics(self, q, qd, tau):
         """q̈ of the rigid body with armature: ABA for newton_euler, Cholesky of M + diag(a) otherwise."""
@@ -262,6 +291,8 @@ class FrictionBackend(Backend):
         within the step stops exactly at zero.
         """
         (q, qd, tau), single = batch_args(self.model.n, q=q, qd=qd, tau=tau)
+        if not (np.isfinite(dt) and dt > 0):
+            raise InputError(f"time step dt must be positive and finite, got {dt}")
         if not self.friction.set_valued:
             after = qd + dt * self._batch_forward_dynamics(q, qd, tau)
         else:
@@ -275,6 +306,16 @@ class FrictionBackend(Backend):
                 after[k] += W[k] @ impulse
                 after[k, sticking(impulse, lower, upper)] = 0.0
         return after[0] if single else after
+
+
+def _rotation_from_z(axis: np.ndarray) -> np.ndarray:
+    """The smallest rotation R with R ẑ = axis (unit), by Rodrigues' formula."""
+    z = np.array([0.0, 0.0, 1.0])
+    cosine = float(axis @ z)
+    if cosine < -1 + 1e-12:                      # opposite: half a turn about x
+        return np.diag([1.0, -1.0, -1.0])
+    k = skew(np.cross(z, axis))
+    return np.eye(3) + k + k @ k / (1.0 + cosine)
 
 
 class NewtonEulerFrictionBackend(FrictionBackend):

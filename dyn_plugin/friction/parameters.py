@@ -132,6 +132,12 @@ class FrictionModel:
         """Raise a :class:`ModelError` if this description does not fit ``model``."""
         if self.n != model.n:
             raise ModelError(f"friction model {self.name!r} has {self.n} joints, robot {model.name!r} has {model.n}")
+        if self.armature_form == "link":
+            sliding = [model.joint_names[i] for i in range(model.n)
+                       if model.joint_types[i] == "prismatic" and self.armature[i] > 0]
+            if sliding:
+                raise ModelError(f"armature_form 'link' adds a rotor inertia about a revolute axis; prismatic "
+                                 f"joint(s) {sliding} need armature_form 'diagonal' (reflected mass on M)")
         if self.bearing is not None:
             for i, kind in enumerate(self.bearing.kinds):
                 revolute = model.joint_types[i] == "revolute"
@@ -197,6 +203,9 @@ def _from_profile(table: dict, model, name: str, robot: Optional[str]) -> Fricti
 
         armature = [row.motor_inertia for row in robot_table(robot)["rows"]]
     bearing = table.get("bearing")
+    _known_keys(name, "bearing", bearing, {"kind", "mu", "radius", "spacing", "printed"})
+    _known_keys(name, "transmission", table.get("transmission"), {"rated_torque", "breakaway", "efficiency",
+                                                                 "with_curve"})
     if bearing is not None:
         bearing = BearingFriction.create(n, bearing["kind"], bearing["mu"], bearing.get("radius", 0.0),
                                          bearing.get("spacing", 0.0), bearing.get("printed", False))
@@ -212,6 +221,23 @@ def _from_profile(table: dict, model, name: str, robot: Optional[str]) -> Fricti
                                 source=table.get("source", table.get("description", "")))
 
 
+def _known_keys(profile: str, part: str, table, known: set) -> None:
+    unknown = set(table or {}) - known
+    if unknown:
+        raise ModelError(f"friction profile {profile!r}, [{part}]: unknown entries {sorted(unknown)}; "
+                         f"known: {sorted(known)}")
+
+
+def _bundled_name(model) -> Optional[str]:
+    """The bundled robot ``model`` was loaded from, if any (by file, not by name)."""
+    from ..robots import BUNDLED, robot_path
+
+    if model.source_path is None:
+        return None
+    source = Path(model.source_path).resolve()
+    return next((name for name in BUNDLED if robot_path(name).resolve() == source), None)
+
+
 def resolve_friction(model, friction=None, profile: Optional[str] = None) -> FrictionModel:
     """What a friction backend uses: a FrictionModel as given; a path to a data file;
     ``"urdf"``; ``"none"``; or by default the bundled data file of a bundled robot
@@ -220,8 +246,11 @@ def resolve_friction(model, friction=None, profile: Optional[str] = None) -> Fri
         friction.check_against(model)
         return friction
     if friction is None:
-        if friction_file(model.name) is not None:
-            return load_friction(model.name, model, profile)
+        bundled = _bundled_name(model)
+        if bundled is not None and friction_file(bundled) is not None:
+            return load_friction(bundled, model, profile)
+        if profile is not None:
+            raise ModelError(f"profile {profile!r} needs a friction data file: {model.name!r} has no bundled one")
         return FrictionModel.from_urdf(model)
     if friction == "urdf":
         return FrictionModel.from_urdf(model)
