@@ -1,0 +1,282 @@
+"""Our dynamics inside pybullet scenes: drop-in functions with pybullet's own signatures.
+
+Swapping pybullet's inverse dynamics for ours is a one-line change::
+
+    import pybullet as p
+    from dyn_plugin import pybullet_bridge as dpb
+
+    tau = dpb.calculateInverseDynamics(robot, q, qd, qdd)     # was p.calculateInverseDynamics(...)
+    M = dpb.calculateMassMatrix(robot, q)                     # was p.calculateMassMatrix(...)
+    g = dpb.calculateGravity(robot, q)                        # pybullet has no equivalent
+    qdd = dpb.calculateForwardDynamics(robot, q, qd, tau)
+
+Positions, velocities, accelerations and torques are pybullet's degrees of freedom: its
+revolute and prismatic joints in joint-index order (``objPositions`` exactly as pybullet
+takes them; lists or numpy arrays).  Results have pybullet's types: a tuple for vectors, a
+tuple of tuples for matrices.
+
+The robot model is built from pybullet's own description of the body
+(``getJointInfo``, ``getDynamicsInfo``): the same masses, inertias, joint frames and axes
+pybullet simulates (so a link without ``<inertial>`` weighs 1 kg here as there), with
+fixed joints merged and joints matched by name.  Several bodies and several clients
+work; models are cached per (client, body) and rebuilt if the body changes.  Gravity is
+the client's (``setGravity``), turned into the base frame with the base's current
+orientation.  Bodies are treated as fixed-base (pybullet's ``useFixedBase=True``).
+
+The backend is ``newton_euler`` unless ``backend=`` names another registered one
+(``lagrange_euler``, ``newton_euler_friction`` with the body's URDF ``<dynamics>``, ...).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+import numpy as np
+
+from .backends import get_backend
+from .backends.pybullet_backend import import_pybullet
+from .errors import InputError, URDFError
+from .kinematics import matrix_to_rpy
+from .urdf import load_urdf_string
+
+DEFAULT_BACKEND = "newton_euler"
+_REVOLUTE, _PRISMATIC, _FIXED = 0, 1, 4
+
+
+@dataclasses.dataclass
+class BodyDynamics:
+    """One pybullet body seen through one of our backends.
+
+    ``model``: the RobotModel built from pybullet's description; ``dof_to_model`` (n,):
+    the model index of each pybullet degree of freedom; ``joint_indices``: pybullet joint
+    index of each degree of freedom.
+    """
+
+    client: int
+    body: int
+    model: object
+    joint_indices: list
+    dof_to_model: np.ndarray
+    signature: tuple
+    backends: dict = dataclasses.field(default_factory=dict)
+
+    @property
+    def dof(self) -> int:
+        return len(self.joint_indices)
+
+    def backend(self, name: str, gravity: np.ndarray):
+        """The backend ``name`` for this body with ``gravity`` (base frame), built once per gravity."""
+        key = (name, tuple(gravity))
+        if key not in self.backends:
+            self.backends[key] = get_backend(name, self.model, gravity=gravity)
+        return self.backends[key]
+
+    def to_model(self, values, label: str) -> np.ndarray:
+        """pybullet-ordered values (dof,) → model order (n,), with a clear error on a bad length."""
+        try:
+            array = np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(f"body {self.body}: {label} must be {self.dof} numbers, got {values!r}") from None
+        if array.shape != (self.dof,):
+            raise InputError(f"body {self.body} ({self.model.name}) has {self.dof} degrees of freedom: {label} "
+                             f"must have length {self.dof}, got shape {array.shape}")
+        out = np.empty(self.dof)
+        out[self.dof_to_model] = array
+        return out
+
+    def from_model(self, values: np.ndarray) -> np.ndarray:
+        return np.asarray(values)[..., self.dof_to_model]
+
+
+_cache: dict = {}
+
+
+def body_dynamics(body: int, physicsClientId: int = 0) -> BodyDynamics:
+    """The (cached) :class:`BodyDynamics` of a pybullet body."""
+    p = import_pybullet()
+    signature = _signature(p, body, physicsClientId)
+    cached = _cache.get((physicsClientId, body))
+    if cached is None or cached.signature != signature:
+        cached = _describe(p, body, physicsClientId, signature)
+        _cache[(physicsClientId, body)] = cached
+    return cached
+
+
+def _signature(p, body, client) -> tuple:
+    """What identifies a body's description: its names and joint count (checks it exists)."""
+    try:
+        info = p.getBodyInfo(body, physicsClientId=client)
+        joints = p.getNumJoints(body, physicsClientId=client)
+    except p.error as exc:
+        raise InputError(f"pybullet body {body} in client {client}: {exc} (no such body, or client not connected)") from None
+    return info, joints
+
+
+def _describe(p, body, client, signature) -> BodyDynamics:
+    text = body_urdf(body, client)
+    try:
+        model = load_urdf_string(text)
+    except URDFError as exc:
+        raise InputError(f"pybullet body {body} ({signature[0][1].decode()}) cannot be described: {exc}") from None
+    names, indices = [], []
+    for j in range(signature[1]):
+        info = p.getJointInfo(body, j, physicsClientId=client)
+        if info[2] in (_REVOLUTE, _PRISMATIC):
+            names.append(info[1].decode())
+            indices.append(j)
+    dof_to_model = np.array([model.joint_names.index(name) for name in names], dtype=int)
+    return BodyDynamics(client, body, model, indices, dof_to_model, signature)
+
+
+def body_urdf(body: int, physicsClientId: int = 0) -> str:
+    """URDF text of a body as pybullet holds it (inertias, frames, axes, limits, dynamics).
+
+    pybullet keeps each link's frame at its centre of mass; the URDF link frame is the
+    joint frame, which sits at ``parentFramePos`` in the parent's inertial frame.
+    """
+    p = import_pybullet()
+    client = physicsClientId
+    base_name, robot_name = (s.decode() for s in p.getBodyInfo(body, physicsClientId=client))
+    inertial = [_inertial_frame(p, body, j, client) for j in range(-1, p.getNumJoints(body, physicsClientId=client))]
+    links = [_link_xml(base_name, p.getDynamicsInfo(body, -1, physicsClientId=client), inertial[0])]
+    joints = []
+    for j in range(p.getNumJoints(body, physicsClientId=client)):
+        info = p.getJointInfo(body, j, physicsClientId=client)
+        kind, parent = info[2], info[16]
+        if kind not in (_REVOLUTE, _PRISMATIC, _FIXED):
+            raise InputError(f"pybullet body {body} ({robot_name}): joint {info[1].decode()!r} is of pybullet type "
+                             f"{kind} (spherical or planar), which our models do not support")
+        parent_name = base_name if parent < 0 else p.getJointInfo(body, parent, physicsClientId=client)[12].decode()
+        # parentFrameOrn rotates parent-COM vectors into the child's COM frame, and the
+        # axis is given in the child's COM frame: undo the child's inertial rotation R_i.
+        R_i = inertial[j + 1][:3, :3]
+        joint_in_parent_com = _pose(info[14], info[15], p)
+        joint_in_parent_com[:3, :3] = joint_in_parent_com[:3, :3].T @ R_i.T
+        links.append(_link_xml(info[12].decode(), p.getDynamicsInfo(body, j, physicsClientId=client), inertial[j + 1]))
+        joints.append(_joint_xml(info, parent_name, inertial[parent + 1] @ joint_in_parent_com, R_i @ info[13]))
+    return f'<robot name="{robot_name}">\n' + "\n".join(links + joints) + "\n</robot>\n"
+
+
+def _pose(position, quaternion, p) -> np.ndarray:
+    T = np.eye(4)
+    T[:3, :3] = np.array(p.getMatrixFromQuaternion(quaternion)).reshape(3, 3)
+    T[:3, 3] = position
+    return T
+
+
+def _inertial_frame(p, body, link, client) -> np.ndarray:
+    info = p.getDynamicsInfo(body, link, physicsClientId=client)
+    return _pose(info[3], info[4], p)
+
+
+def _origin(T: np.ndarray) -> str:
+    xyz = " ".join(repr(float(v)) for v in T[:3, 3])
+    rpy = " ".join(repr(float(v)) for v in matrix_to_rpy(T[:3, :3]))
+    return f'<origin xyz="{xyz}" rpy="{rpy}"/>'
+
+
+def _link_xml(name: str, dynamics, inertial_frame: np.ndarray) -> str:
+    mass, (ixx, iyy, izz) = dynamics[0], dynamics[2]
+    return (f'  <link name="{name}">\n    <inertial>\n      {_origin(inertial_frame)}\n'
+            f'      <mass value="{mass!r}"/>\n'
+            f'      <inertia ixx="{ixx!r}" ixy="0" ixz="0" iyy="{iyy!r}" iyz="0" izz="{izz!r}"/>\n'
+            f'    </inertial>\n  </link>')
+
+
+def _joint_xml(info, parent: str, frame: np.ndarray, axis: np.ndarray) -> str:
+    name, kind, child = info[1].decode(), info[2], info[12].decode()
+    lower, upper = info[8], info[9]
+    if kind == _FIXED:
+        urdf_type = "fixed"
+    elif kind == _REVOLUTE and lower > upper:  # pybullet's mark of a joint without limits
+        urdf_type = "continuous"
+    else:
+        urdf_type = "revolute" if kind == _REVOLUTE else "prismatic"
+    body = [f'    <parent link="{parent}"/>', f'    <child link="{child}"/>', f"    {_origin(frame)}"]
+    if kind != _FIXED:
+        body.append('    <axis xyz="{} {} {}"/>'.format(*(repr(float(a)) for a in axis)))
+        body.append(f'    <dynamics damping="{info[6]!r}" friction="{info[7]!r}"/>')
+    if urdf_type in ("revolute", "prismatic"):
+        low, high = (lower, upper) if lower <= upper else (-1e6, 1e6)
+        body.append(f'    <limit lower="{low!r}" upper="{high!r}" effort="{info[10]!r}" velocity="{info[11]!r}"/>')
+    return f'  <joint name="{name}" type="{urdf_type}">\n' + "\n".join(body) + "\n  </joint>"
+
+
+def _gravity_in_base(p, bd: BodyDynamics) -> np.ndarray:
+    """The client's gravity in the base link's (URDF) frame, from the base's current pose."""
+    params = p.getPhysicsEngineParameters(physicsClientId=bd.client)
+    g = np.array([params["gravityAccelerationX"], params["gravityAccelerationY"], params["gravityAccelerationZ"]])
+    _, com_orientation = p.getBasePositionAndOrientation(bd.body, physicsClientId=bd.client)
+    R_com = np.array(p.getMatrixFromQuaternion(com_orientation)).reshape(3, 3)
+    R_inertial = _inertial_frame(p, bd.body, -1, bd.client)[:3, :3]
+    return (R_com @ R_inertial.T).T @ g
+
+
+def _setup(body, client, backend: Optional[str]):
+    p = import_pybullet()
+    bd = body_dynamics(body, client)
+    return bd, bd.backend(backend or DEFAULT_BACKEND, _gravity_in_base(p, bd))
+
+
+def _vector(values) -> tuple:
+    return tuple(float(v) for v in values)
+
+
+def _matrix(bd: BodyDynamics, M: np.ndarray) -> tuple:
+    order = bd.dof_to_model
+    return tuple(tuple(float(v) for v in row) for row in M[np.ix_(order, order)])
+
+
+# -- the drop-in functions (pybullet's names and signatures) ---------------------------------
+
+
+def calculateInverseDynamics(bodyUniqueId, objPositions, objVelocities, objAccelerations, physicsClientId=0,
+                             backend: Optional[str] = None) -> tuple:
+    """Joint torques (tuple of dof floats) for positions, velocities and accelerations, as pybullet's."""
+    bd, be = _setup(bodyUniqueId, physicsClientId, backend)
+    q, qd, qdd = (bd.to_model(v, label) for v, label in ((objPositions, "objPositions"),
+                                                        (objVelocities, "objVelocities"),
+                                                        (objAccelerations, "objAccelerations")))
+    return _vector(bd.from_model(be.inverse_dynamics(q, qd, qdd)))
+
+
+def calculateMassMatrix(bodyUniqueId, objPositions, physicsClientId=0, backend: Optional[str] = None) -> tuple:
+    """Joint-space mass matrix (dof × dof, tuple of tuples), as pybullet's."""
+    bd, be = _setup(bodyUniqueId, physicsClientId, backend)
+    return _matrix(bd, be.mass_matrix(bd.to_model(objPositions, "objPositions")))
+
+
+def calculateGravity(bodyUniqueId, objPositions, physicsClientId=0, backend: Optional[str] = None) -> tuple:
+    """g(q): the torques that hold the body still against the client's gravity."""
+    bd, be = _setup(bodyUniqueId, physicsClientId, backend)
+    return _vector(bd.from_model(be.gravity_torques(bd.to_model(objPositions, "objPositions"))))
+
+
+def calculateBiasForces(bodyUniqueId, objPositions, objVelocities, physicsClientId=0,
+                        backend: Optional[str] = None) -> tuple:
+    """C(q, q̇) q̇ + g(q): the torques for zero acceleration."""
+    bd, be = _setup(bodyUniqueId, physicsClientId, backend)
+    return _vector(bd.from_model(be.bias_forces(bd.to_model(objPositions, "objPositions"),
+                                                bd.to_model(objVelocities, "objVelocities"))))
+
+
+def calculateCoriolisMatrix(bodyUniqueId, objPositions, objVelocities, physicsClientId=0,
+                            backend: Optional[str] = None) -> tuple:
+    """C(q, q̇) in Christoffel form (dof × dof): C q̇ = velocity terms, Ṁ − 2C skew-symmetric."""
+    bd, be = _setup(bodyUniqueId, physicsClientId, backend)
+    return _matrix(bd, be.coriolis_matrix(bd.to_model(objPositions, "objPositions"),
+                                          bd.to_model(objVelocities, "objVelocities")))
+
+
+def calculateForwardDynamics(bodyUniqueId, objPositions, objVelocities, objTorques, physicsClientId=0,
+                             backend: Optional[str] = None) -> tuple:
+    """Joint accelerations q̈ produced by torques τ (pybullet has no equivalent)."""
+    bd, be = _setup(bodyUniqueId, physicsClientId, backend)
+    q, qd, tau = (bd.to_model(v, label) for v, label in ((objPositions, "objPositions"),
+                                                        (objVelocities, "objVelocities"), (objTorques, "objTorques")))
+    return _vector(bd.from_model(be.forward_dynamics(q, qd, tau)))
+
+
+__all__ = ["BodyDynamics", "body_dynamics", "body_urdf", "calculateBiasForces", "calculateCoriolisMatrix",
+           "calculateForwardDynamics", "calculateGravity", "calculateInverseDynamics", "calculateMassMatrix"]
