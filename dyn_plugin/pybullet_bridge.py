@@ -280,3 +280,115 @@ def calculateForwardDynamics(bodyUniqueId, objPositions, objVelocities, objTorqu
 
 __all__ = ["BodyDynamics", "body_dynamics", "body_urdf", "calculateBiasForces", "calculateCoriolisMatrix",
            "calculateForwardDynamics", "calculateGravity", "calculateInverseDynamics", "calculateMassMatrix"]
+
+
+# -- stepping a body with our dynamics, or injecting our friction into pybullet's ------------
+
+
+def _state(p, bd: BodyDynamics) -> tuple:
+    """(q, q̇) of a body in model order."""
+    states = p.getJointStates(bd.body, bd.joint_indices, physicsClientId=bd.client)
+    return bd.to_model([s[0] for s in states], "positions"), bd.to_model([s[1] for s in states], "velocities")
+
+
+def _time_step(p, client) -> float:
+    return float(p.getPhysicsEngineParameters(physicsClientId=client)["fixedTimeStep"])
+
+
+class DynamicsStepper:
+    """Makes one body of a pybullet scene follow our dynamics.
+
+    Each :meth:`step` advances the body by the client's time step with our forward
+    dynamics (semi-implicit Euler, as pybullet; with a friction backend, friction
+    impulses: stick-slip without chattering), steps the rest of the scene with
+    ``stepSimulation``, and writes the body's new state back.  Other bodies, rendering,
+    debug lines and collision queries keep working.
+
+    What it does not do: contacts and constraints acting *on this body* (pybullet's
+    collision response to it is overwritten each step; other bodies still bounce off it),
+    and pybullet's joint limits, motors and damping for it (our model's friction replaces them).
+    """
+
+    def __init__(self, body: int, backend: str = "newton_euler_friction", physicsClientId: int = 0, **options):
+        p = import_pybullet()
+        self._p = p
+        self.dynamics = body_dynamics(body, physicsClientId)
+        options.setdefault("gravity", _gravity_in_base(p, self.dynamics))
+        self.backend = get_backend(backend, self.dynamics.model, **options)
+        bd = self.dynamics
+        p.setJointMotorControlArray(body, bd.joint_indices, p.VELOCITY_CONTROL, forces=[0.0] * bd.dof,
+                                    physicsClientId=physicsClientId)
+
+    def step(self, torques, step_scene: bool = True) -> tuple:
+        """Apply joint torques (dof,) for one time step; returns the new (q, q̇) as tuples in
+        pybullet's order.  ``step_scene=False`` leaves ``stepSimulation`` to the caller
+        (call it before :meth:`step` when several steppers share a scene)."""
+        p, bd, be = self._p, self.dynamics, self.backend
+        dt = _time_step(p, bd.client)
+        q, qd = _state(p, bd)
+        tau = bd.to_model(torques, "torques")
+        if hasattr(be, "velocity_step"):
+            qd_next = be.velocity_step(q, qd, tau, dt)
+        else:
+            qd_next = qd + dt * be.forward_dynamics(q, qd, tau)
+        q_next = q + dt * qd_next
+        if step_scene:
+            p.stepSimulation(physicsClientId=bd.client)
+        for j, qi, vi in zip(bd.joint_indices, bd.from_model(q_next), bd.from_model(qd_next)):
+            p.resetJointState(bd.body, j, float(qi), float(vi), physicsClientId=bd.client)
+        return _vector(bd.from_model(q_next)), _vector(bd.from_model(qd_next))
+
+
+class FrictionInjector:
+    """Our friction model acting on a body that pybullet keeps integrating.
+
+    Call :meth:`apply` with the torques you want on the joints, then ``stepSimulation``.
+    The parts act as follows:
+
+    * viscous b_v q̇ → pybullet's ``jointDamping`` (exactly an explicit −b_v q̇);
+    * dry friction (Coulomb, Schilling's static term, transmission breakaway) → the velocity
+      motor with targetVelocity 0 and force = the level at the current speed: pybullet's
+      constraint solver applies it as a velocity-level impulse, so stiction and stopping are
+      exact for symmetric levels.  For asymmetric levels the motor uses the level of the
+      current direction of motion (at rest: of the direction the applied torque pushes);
+    * load-dependent friction (bearings, efficiency) → an explicit torque from the joint
+      loads at the previous step's acceleration (a one-step lag).
+    """
+
+    def __init__(self, body: int, friction=None, physicsClientId: int = 0, profile=None):
+        p = import_pybullet()
+        self._p = p
+        self.dynamics = bd = body_dynamics(body, physicsClientId)
+        self.backend = get_backend("newton_euler_friction", bd.model, gravity=_gravity_in_base(p, bd),
+                                   friction=friction, profile=profile)
+        self.friction = self.backend.friction
+        for j, c in zip(bd.joint_indices, bd.from_model(self.friction.velocity.viscous)):
+            p.changeDynamics(body, j, jointDamping=float(c), physicsClientId=physicsClientId)
+        self._previous = None  # (q̇, t) for the acceleration estimate
+
+    def apply(self, torques) -> None:
+        """Set this step's joint torques (dof,) plus our friction; then call stepSimulation."""
+        p, bd, be = self._p, self.dynamics, self.backend
+        q, qd = _state(p, bd)
+        tau = bd.to_model(torques, "torques")
+        positive, negative, _ = be._dry_levels(qd[None])
+        rigid = be.bare.forward_dynamics(q, qd, tau - self.friction.velocity.viscous * qd)
+        heading = np.where(qd != 0, qd, rigid)
+        level = np.where(heading > 0, positive[0], negative[0])
+        extra = self._load_dependent(q, qd)
+        p.setJointMotorControlArray(bd.body, bd.joint_indices, p.VELOCITY_CONTROL, targetVelocities=[0.0] * bd.dof,
+                                    forces=_vector(bd.from_model(level)), physicsClientId=bd.client)
+        p.setJointMotorControlArray(bd.body, bd.joint_indices, p.TORQUE_CONTROL,
+                                    forces=_vector(bd.from_model(tau - extra)), physicsClientId=bd.client)
+
+    def _load_dependent(self, q, qd) -> np.ndarray:
+        """Bearing friction and efficiency losses at the last step's acceleration."""
+        if not self.friction.load_dependent:
+            return np.zeros_like(q)
+        dt = _time_step(self._p, self.dynamics.client)
+        qdd = np.zeros_like(q) if self._previous is None else (qd - self._previous) / dt
+        self._previous = qd
+        parts = self.backend.inverse_dynamics_breakdown(q, qd, qdd)
+        breakaway = 0.0 if self.friction.transmission is None else \
+            np.sign(qd) * self.friction.transmission.breakaway
+        return parts.bearing + parts.transmission - breakaway

@@ -127,3 +127,64 @@ def test_bad_input_names_the_body_and_the_expected_length(scene, tmp_path):
         body = p.loadURDF(str(ball), useFixedBase=True, physicsClientId=client)
     with pytest.raises(dp.InputError, match="spherical or planar"):
         dpb.calculateMassMatrix(body, [0.0] * 3, physicsClientId=client)
+
+
+@pytest.fixture
+def stepping_scene():
+    """A fresh client at dt = 1e-3 with two PUMA-560s far apart, the second a fair reference."""
+    from dyn_plugin.backends.pybullet_backend import configure_reference_body
+
+    client = p.connect(p.DIRECT)
+    p.setGravity(0, 0, -9.81, physicsClientId=client)
+    p.setPhysicsEngineParameter(fixedTimeStep=1e-3, numSolverIterations=1000, numNonContactInnerIterations=1000,
+                                physicsClientId=client)
+    with c_level_output_silenced():
+        ours, native = (p.loadURDF(ROBOTS[0], basePosition=[3.0 * k, 0, 0], useFixedBase=True,
+                                   flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client) for k in range(2))
+    configure_reference_body(p, native, [0, 0, -9.81], client)
+    q0, qd0 = [0.3, -0.5, 0.4, 0.1, 0.6, -0.2], [0.5, -0.4, 0.3, 0.6, -0.5, 0.7]
+    for body in (ours, native):
+        for j in range(6):
+            p.resetJointState(body, j, q0[j], qd0[j], physicsClientId=client)
+    yield client, ours, native, np.array(q0), np.array(qd0)
+    p.disconnect(physicsClientId=client)
+
+
+def joint_positions(client, body):
+    return np.array([s[0] for s in p.getJointStates(body, range(6), physicsClientId=client)])
+
+
+def test_stepper_without_friction_reproduces_pybullets_own_stepping(stepping_scene):
+    client, ours, native, _, _ = stepping_scene
+    stepper = dpb.DynamicsStepper(ours, backend="newton_euler", physicsClientId=client)
+    worst = 0.0
+    for k in range(1000):
+        torque = [2.0 * np.sin(0.01 * k), 0.0, 1.0, 0.0, 0.0, 0.0]
+        p.setJointMotorControlArray(native, range(6), p.TORQUE_CONTROL, forces=torque, physicsClientId=client)
+        q, _ = stepper.step(torque)                      # steps the whole scene, native body included
+        worst = max(worst, np.abs(np.subtract(q, joint_positions(client, native))).max())
+    assert np.allclose(joint_positions(client, ours), q, rtol=0, atol=0)   # the state was written back
+    assert worst <= 1e-8
+    assert np.abs(np.subtract(q, [0.3, -0.5, 0.4, 0.1, 0.6, -0.2])).max() > 0.5   # it really moved
+
+
+def test_friction_injector_equals_our_stick_slip_simulation(stepping_scene):
+    """pybullet integrating with our friction injected = simulate() with the friction backend."""
+    client, body, _, q0, qd0 = stepping_scene
+    friction = dp.FrictionModel.create(6, viscous=[1, 1, 1, 0.1, 0.1, 0.1], coulomb=[5, 5, 3, 0.5, 0.4, 0.3])
+    from dyn_plugin.backends.pybullet_backend import configure_reference_body
+
+    configure_reference_body(p, body, [0, 0, -9.81], client)
+    injector = dpb.FrictionInjector(body, friction=friction, physicsClientId=client)
+    model = dp.load_robot("puma560")
+    backend = dp.get_backend("newton_euler_friction", model, friction=friction)
+    amplitude = np.array([3, 3, 3, 0.01, 0.01, 0.01])
+    torque = lambda t, q, qd: backend.gravity_torques(q) + amplitude * np.sin(5 * t)  # noqa: E731
+    expected = dp.simulate(backend, q0, qd0, torque, duration=0.5, dt=1e-3, on_limit="ignore")
+    for k in range(500):
+        states = p.getJointStates(body, range(6), physicsClientId=client)
+        injector.apply(torque(k * 1e-3, np.array([s[0] for s in states]), np.array([s[1] for s in states])))
+        p.stepSimulation(physicsClientId=client)
+        assert np.abs(joint_positions(client, body) - expected.q[k + 1]).max() <= 1e-8
+    stuck = (expected.qd[1:] == 0)
+    assert stuck.any() and (~stuck).any()                 # the run has sticking and sliding phases

@@ -32,6 +32,9 @@ def solve_box_qp(W: np.ndarray, v: np.ndarray, lower: np.ndarray, upper: np.ndar
     Projected Gauss-Seidel finds the active set; each candidate is polished by solving
     the free rows exactly, so the answer satisfies the KKT conditions to rounding.
     """
+    if not (np.all(np.isfinite(W)) and np.all(np.isfinite(v))):
+        raise DynPluginError("stiction problem with a non-finite motion: the state has diverged "
+                             "(try a smaller time step)")
     lam = np.clip(np.zeros(len(v)), lower, upper)
     diagonal = np.diag(W)
     for sweep in range(1, max_sweeps + 1):
