@@ -371,10 +371,10 @@ class FrictionInjector:
         p, bd, be = self._p, self.dynamics, self.backend
         q, qd = _state(p, bd)
         tau = bd.to_model(torques, "torques")
-        positive, negative, _ = be._dry_levels(qd[None])
-        rigid = be.bare.forward_dynamics(q, qd, tau - self.friction.velocity.viscous * qd)
-        heading = np.where(qd != 0, qd, rigid)
-        level = np.where(heading > 0, positive[0], negative[0])
+        positive, negative = self.friction.levels(qd)
+        frictionless = be.bare.forward_dynamics(q, qd, tau - self.friction.velocity.viscous * qd)
+        heading = np.where(qd != 0, qd, frictionless)
+        level = np.where(heading > 0, positive, negative)
         extra = self._load_dependent(q, qd)
         p.setJointMotorControlArray(bd.body, bd.joint_indices, p.VELOCITY_CONTROL, targetVelocities=[0.0] * bd.dof,
                                     forces=_vector(bd.from_model(level)), physicsClientId=bd.client)
