@@ -30,14 +30,18 @@ The backend is ``newton_euler`` unless ``backend=`` names another registered one
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from typing import Optional
 
 import numpy as np
 
 from .backends import get_backend
+from .backends.registry import WITH_FRICTION
 from .backends.pybullet_backend import import_pybullet
 from .errors import InputError, URDFError
+from .friction.parameters import load_friction
 from .kinematics import matrix_to_rpy
+from .robots import BUNDLED, load_robot
 from .urdf import load_urdf_string
 
 DEFAULT_BACKEND = "newton_euler"
@@ -104,13 +108,15 @@ def body_dynamics(body: int, physicsClientId: int = 0) -> BodyDynamics:
 
 
 def _signature(p, body, client) -> tuple:
-    """What identifies a body's description: its names and joint count (checks it exists)."""
+    """What the model depends on: names, joint count and every link's inertial data
+    (so that ``changeDynamics`` rebuilds it); raises a clear error for a missing body."""
     try:
         info = p.getBodyInfo(body, physicsClientId=client)
         joints = p.getNumJoints(body, physicsClientId=client)
     except p.error as exc:
         raise InputError(f"pybullet body {body} in client {client}: {exc} (no such body, or client not connected)") from None
-    return info, joints
+    inertial = tuple(p.getDynamicsInfo(body, j, physicsClientId=client)[:5] for j in range(-1, joints))
+    return info, joints, inertial
 
 
 def _describe(p, body, client, signature) -> BodyDynamics:
@@ -295,6 +301,20 @@ def _time_step(p, client) -> float:
     return float(p.getPhysicsEngineParameters(physicsClientId=client)["fixedTimeStep"])
 
 
+def _friction_options(model, backend: str, friction, profile) -> dict:
+    """Friction options for a friction backend on a body: as given, or, for a body that is
+    one of our bundled robots (same joints and inertial data), its bundled data file."""
+    if backend not in WITH_FRICTION:
+        return {}
+    if friction is None and model.name in BUNDLED:
+        bundled = load_robot(model.name)
+        same = bundled.joint_names == model.joint_names and np.allclose(bundled.masses, model.masses) and \
+            np.allclose(bundled.inertias, model.inertias)
+        if same:
+            return {"friction": load_friction(model.name, model, profile)}
+    return {"friction": friction, "profile": profile}
+
+
 class DynamicsStepper:
     """Makes one body of a pybullet scene follow our dynamics.
 
@@ -309,11 +329,15 @@ class DynamicsStepper:
     and pybullet's joint limits, motors and damping for it (our model's friction replaces them).
     """
 
-    def __init__(self, body: int, backend: str = "newton_euler_friction", physicsClientId: int = 0, **options):
+    def __init__(self, body: int, backend: str = "newton_euler_friction", physicsClientId: int = 0, friction=None,
+                 profile=None, **options):
+        """``friction``/``profile`` as for the friction backends (default: a bundled robot's
+        data file, else the body's URDF ``<dynamics>``); other ``options`` go to the backend."""
         p = import_pybullet()
         self._p = p
         self.dynamics = body_dynamics(body, physicsClientId)
         options.setdefault("gravity", _gravity_in_base(p, self.dynamics))
+        options.update(_friction_options(self.dynamics.model, backend, friction, profile))
         self.backend = get_backend(backend, self.dynamics.model, **options)
         bd = self.dynamics
         p.setJointMotorControlArray(body, bd.joint_indices, p.VELOCITY_CONTROL, forces=[0.0] * bd.dof,
@@ -360,8 +384,11 @@ class FrictionInjector:
         self._p = p
         self.dynamics = bd = body_dynamics(body, physicsClientId)
         self.backend = get_backend("newton_euler_friction", bd.model, gravity=_gravity_in_base(p, bd),
-                                   friction=friction, profile=profile)
+                                   **_friction_options(bd.model, "newton_euler_friction", friction, profile))
         self.friction = self.backend.friction
+        if np.any(self.friction.armature > 0):
+            warnings.warn(f"FrictionInjector: pybullet's body has no rotor inertia; the armature of friction "
+                          f"model {self.friction.name!r} is not added to it", UserWarning, stacklevel=2)
         for j, c in zip(bd.joint_indices, bd.from_model(self.friction.velocity.viscous)):
             p.changeDynamics(body, j, jointDamping=float(c), physicsClientId=physicsClientId)
         self._previous = None  # (q̇, t) for the acceleration estimate

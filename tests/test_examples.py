@@ -26,3 +26,28 @@ def test_stick_slip_example_stops_joints_and_plots(tmp_path):
     assert out.count("and stays") >= 2
     assert "never increases: True" in out
     assert (tmp_path / "stick.png").stat().st_size > 10_000
+
+
+def test_computed_torque_with_friction_model_tracks_ten_times_better(tmp_path):
+    """PUMA-560 in pybullet with Corke's friction injected: computed torque with our
+    friction model tracks at least 10x better (RMS) than with the rigid body alone."""
+    out = run("computed_torque_pybullet.py", "--plot", str(tmp_path / "tracking.png"))
+    rigid, full = (float(x) for x in re.findall(r"RMS error = ([0-9.e+-]+) rad", out))
+    ratio = float(re.search(r"RMS ratio rigid only / full model = ([0-9.e+-]+)", out).group(1))
+    assert abs(ratio - rigid / full) <= 1e-3 * ratio + 0.1      # the printed ratio is the printed errors'
+    assert ratio >= 10
+    assert full < 1e-2                                          # rad: it really tracks
+    assert (tmp_path / "tracking.png").stat().st_size > 10_000
+
+
+def test_scara_stepper_matches_pybullet_in_one_scene(tmp_path):
+    """A SCARA stepped by DynamicsStepper moves with a pybullet-stepped twin, rigid and
+    with Coulomb friction (stick-slip), to rounding error."""
+    out = run("scara_stepper_pybullet.py", "--plot", str(tmp_path / "scara.png"))
+    differences = [float(x) for x in re.findall(r"max \|Δq\| = ([0-9.e+-]+)", out)]
+    assert len(differences) == 2 and max(differences) <= 1e-8
+    travel = [float(x) for x in re.search(r"joint travel: ([0-9. ]+)", out).group(1).split()]
+    assert min(travel) > 0.05                                   # both bodies really moved
+    phases = [int(x) for x in re.search(r"stick phases \[([0-9, ]+)\]", out).group(1).split(",")]
+    assert min(phases) >= 2                                     # every joint sticks again after slipping
+    assert (tmp_path / "scara.png").stat().st_size > 10_000

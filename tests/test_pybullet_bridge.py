@@ -188,3 +188,20 @@ def test_friction_injector_equals_our_stick_slip_simulation(stepping_scene):
         assert np.abs(joint_positions(client, body) - expected.q[k + 1]).max() <= 1e-8
     stuck = (expected.qd[1:] == 0)
     assert stuck.any() and (~stuck).any()                 # the run has sticking and sliding phases
+
+
+def test_bundled_robot_bodies_get_their_friction_data_and_changes_are_seen():
+    client = p.connect(p.DIRECT)
+    try:
+        with c_level_output_silenced():
+            body = p.loadURDF(ROBOTS[0], useFixedBase=True, flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client)
+        with pytest.warns(UserWarning, match="armature"):
+            assert dpb.FrictionInjector(body, physicsClientId=client).friction.name == "corke"
+        stepper = dpb.DynamicsStepper(body, physicsClientId=client, profile="dhanaraj")
+        assert stepper.backend.friction.name == "dhanaraj"
+        q = [0.1] * 6
+        p.changeDynamics(body, 5, localInertiaDiagonal=[1.5e-4, 1.5e-4, 2e-4], physicsClientId=client)
+        assert rel(dpb.calculateMassMatrix(body, q, physicsClientId=client),
+                   p.calculateMassMatrix(body, q, physicsClientId=client)) <= 1e-12
+    finally:
+        p.disconnect(physicsClientId=client)

@@ -157,7 +157,8 @@ class FrictionBackend(Backend):
     def _breakdown(self, q, qd, qdd) -> TorqueBreakdown:
         d = direction(qd, self.friction.smoothing)
         rigid_body = self.bare._batch_inverse_dynamics(q, qd, qdd)
-        with_armature = self._rigid_torque(q, qd, qdd)
+        with_armature = (rigid_body + self._diagonal_armature * qdd if self.rigid is self.bare
+                         else self._rigid_torque(q, qd, qdd))
         bearing = self._bearing(q, qd, qdd, d)
         tau_out = with_armature + bearing
         transmission = self._through_transmission(tau_out, d) - tau_out + d * self._breakaway
