@@ -85,6 +85,9 @@ class BodyDynamics:
         if array.shape != (self.dof,):
             raise InputError(f"body {self.body} ({self.model.name}) has {self.dof} degrees of freedom: {label} "
                              f"must have length {self.dof}, got shape {array.shape}")
+        if not np.all(np.isfinite(array)):
+            raise InputError(f"body {self.body}: {label} has a non-finite entry (NaN or inf) at "
+                             f"index {int(np.argmax(~np.isfinite(array)))}")
         out = np.empty(self.dof)
         out[self.dof_to_model] = array
         return out

@@ -10,7 +10,8 @@ Integrators
 Friction backends with sharp dry friction (see
 :mod:`dyn_plugin.backends.friction_backend`) are stepped with a velocity-level friction
 impulse (``backend.velocity_step``): stick-slip without chattering, as pybullet's
-velocity motors.  ``qdd[k]`` is then (q̇ₖ₊₁ − q̇ₖ)/dt.  RK4 needs smooth friction.
+velocity motors.  ``qdd[k]`` is then (q̇ₖ₊₁ − q̇ₖ)/dt (the last one, with no step after it,
+forward dynamics with stiction).  RK4 needs smooth friction.
 
 Nothing is clamped: a joint that leaves its limits is reported (a
 :class:`JointLimitWarning`, or an error with ``on_limit="raise"``), and a state that
@@ -149,20 +150,19 @@ def simulate(backend, q0, qd0, torque: Union[Callable, np.ndarray], duration: fl
     limits = _LimitWatch(model, on_limit)
     for k in range(steps + 1):
         tau[k] = tau_of(t[k], q[k], qd[k])
-        if k == steps:
-            qdd[k] = fd(q[k], qd[k], tau[k])
-            break
-        if stick_slip:
+        if stick_slip and k < steps:
             qd[k + 1] = backend.velocity_step(q[k], qd[k], tau[k], dt)
             qdd[k] = (qd[k + 1] - qd[k]) / dt
             q[k + 1] = q[k] + dt * qd[k + 1]
-        elif integrator == "semi_implicit_euler":
-            qdd[k] = fd(q[k], qd[k], tau[k])
-            qd[k + 1] = qd[k] + dt * qdd[k]
-            q[k + 1] = q[k] + dt * qd[k + 1]
         else:
             qdd[k] = fd(q[k], qd[k], tau[k])
-            q[k + 1], qd[k + 1] = _rk4_step(fd, tau_of, t[k], q[k], qd[k], qdd[k], dt)
+            if k == steps:
+                break
+            if integrator == "semi_implicit_euler":
+                qd[k + 1] = qd[k] + dt * qdd[k]
+                q[k + 1] = q[k] + dt * qd[k + 1]
+            else:
+                q[k + 1], qd[k + 1] = _rk4_step(fd, tau_of, t[k], q[k], qd[k], qdd[k], dt)
         _check_finite(model, t[k + 1], q[k + 1], qd[k + 1])
         limits.check(t[k + 1], q[k + 1])
     return Trajectory(t=t, q=q, qd=qd, qdd=qdd, tau=tau, kinetic=kinetic_energy(backend, q, qd),

@@ -205,3 +205,9 @@ def test_bundled_robot_bodies_get_their_friction_data_and_changes_are_seen():
                    p.calculateMassMatrix(body, q, physicsClientId=client)) <= 1e-12
     finally:
         p.disconnect(physicsClientId=client)
+
+
+def test_non_finite_input_is_named_in_pybullets_terms(scene):
+    client, bodies = scene
+    with pytest.raises(dp.InputError, match=r"objVelocities has a non-finite entry \(NaN or inf\) at index 2"):
+        dpb.calculateInverseDynamics(bodies[0], [0.0] * 6, [0, 0, np.nan, 0, 0, 0], [0.0] * 6, physicsClientId=client)

@@ -217,15 +217,16 @@ class EfficiencyCurve:
             raise ModelError(f"efficiency curve kind must be 'linear' or 'cubic', got {self.kind!r}")
         object.__setattr__(self, "load_ratio", x)
         object.__setattr__(self, "efficiency", y)
+        if self.kind == "cubic":
+            from scipy.interpolate import CubicSpline
+
+            object.__setattr__(self, "_spline", CubicSpline(x, y))
 
     def __call__(self, ratio: np.ndarray) -> np.ndarray:
         ratio = np.clip(np.asarray(ratio, dtype=float), self.load_ratio[0], self.load_ratio[-1])
         if self.kind == "linear":
             return np.interp(ratio, self.load_ratio, self.efficiency)
-        from scipy.interpolate import CubicSpline
-
-        spline = CubicSpline(self.load_ratio, self.efficiency)
-        return np.clip(spline(ratio), self.efficiency.min(), 1.0)  # a spline may overshoot the table
+        return np.clip(self._spline(ratio), self.efficiency.min(), 1.0)  # a spline may overshoot the table
 
 
 def transmission_input_torque(tau_out: np.ndarray, qd: np.ndarray, curve: EfficiencyCurve,
