@@ -87,6 +87,16 @@ def axis_rotation(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
     return np.eye(3) + s * K + (1.0 - c) * (K @ K)
 
 
+def rotation_from_z(axis: np.ndarray) -> np.ndarray:
+    """The smallest rotation R with R ẑ = axis (unit), by Rodrigues' formula; (3, 3)."""
+    z = np.array([0.0, 0.0, 1.0])
+    cosine = float(axis @ z)
+    if cosine < -1 + 1e-12:                      # opposite: half a turn about x
+        return np.diag([1.0, -1.0, -1.0])
+    k = skew(np.cross(z, axis))
+    return np.eye(3) + k + k @ k / (1.0 + cosine)
+
+
 def joint_motion(joint_type: str, axis: np.ndarray, q: np.ndarray):
     """Motion of a joint frame by its coordinate ``q`` (shape (...)).
 

@@ -32,14 +32,15 @@ from typing import Optional
 import numpy as np
 
 from ..algorithms import articulated_body as aba
+from ..compiled import NO_SINGLE_STATE_PATH, CompiledDynamics
 from ..algorithms import newton_euler as ne
 from ..errors import DynPluginError, InputError
 from ..friction.models import direction
-from ..kinematics import skew
+from ..kinematics import rotation_from_z
 from ..friction.parameters import FrictionModel, resolve_friction
 from ..friction.stiction import solve_box_qp, sticking
 from .base import Backend, batch_args
-from .ours import LagrangeEulerBackend, NewtonEulerBackend
+from .ours import LagrangeEulerBackend, NewtonEulerBackend, SingleStateFastPath
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,7 +79,7 @@ class TorqueBreakdown:
         return TorqueBreakdown(*(getattr(self, f.name)[0] for f in dataclasses.fields(self)))
 
 
-class FrictionBackend(Backend):
+class FrictionBackend(SingleStateFastPath, Backend):
     """A rigid-body backend of ours plus a friction model.  Subclasses set ``rigid_class``.
 
     Options: ``friction`` (a FrictionModel, a data file, ``"urdf"`` or ``"none"``; by
@@ -93,6 +94,17 @@ class FrictionBackend(Backend):
         self.friction: FrictionModel = resolve_friction(self.model, friction, profile)
         self.bare = self.rigid_class(self.model)
         self.rigid = self.rigid_class(self._model_with_armature_in_links()) if self._link_armature else self.bare
+        # Compiled paths (newton_euler only): the rigid body with diagonal armature, and the same
+        # with the load-independent friction folded in (load-dependent friction needs the wrenches
+        # and Newton's method, and stays in numpy).
+        self._rigid_fast = self._with_friction_fast = None
+        if isinstance(self.rigid, NewtonEulerBackend) and self.rigid.compiled:
+            self._rigid_fast = CompiledDynamics(self.rigid.model, self.gravity, self._diagonal_armature)
+            if not self.friction.load_dependent:
+                self._with_friction_fast = CompiledDynamics(self.rigid.model, self.gravity, self._diagonal_armature,
+                                                            self.friction)
+        fast = self._with_friction_fast
+        self._single, self._packed = (fast.single, fast.packed) if fast else (NO_SINGLE_STATE_PATH, None)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model.name!r}, n={self.model.n}, friction={self.friction.name!r})"
@@ -120,7 +132,14 @@ class FrictionBackend(Backend):
 
     # -- rigid-body quantities (armature included; no friction) ------------------------
 
+    # one state without load-dependent friction: the compiled kernel (SingleStateFastPath);
+    # the bias is the rigid body's, without friction
+    def bias_forces(self, q, qd):
+        return self.rigid.bias_forces(q, qd)
+
     def _batch_mass_matrix(self, q):
+        if self._rigid_fast is not None:
+            return self._rigid_fast.mass_matrix(q)
         return self.rigid._batch_mass_matrix(q) + np.diag(self._diagonal_armature)
 
     def _batch_gravity_torques(self, q):
@@ -141,8 +160,13 @@ class FrictionBackend(Backend):
         """Joint reaction force and moment (n, 3) each, joint frames (see NewtonEulerBackend);
         friction does not change them (Gogoussis & Donath)."""
         (q, qd, qdd), single = batch_args(self.model.n, q=q, qd=qd, qdd=qdd)
-        f, moment = ne.joint_wrenches(self.rigid.model, q, qd, qdd, self.gravity)
+        f, moment = self._wrenches(q, qd, qdd)
         return (f[0], moment[0]) if single else (f, moment)
+
+    def _wrenches(self, q, qd, qdd):
+        if isinstance(self.rigid, NewtonEulerBackend):
+            return self.rigid._joint_wrenches(q, qd, qdd)
+        return ne.joint_wrenches(self.rigid.model, q, qd, qdd, self.gravity)
 
     def inverse_dynamics_breakdown(self, q, qd, qdd) -> TorqueBreakdown:
         """Input torque split into rigid body, armature, bearing, transmission and velocity
@@ -152,6 +176,8 @@ class FrictionBackend(Backend):
         return parts.single() if single else parts
 
     def _batch_inverse_dynamics(self, q, qd, qdd):
+        if self._with_friction_fast is not None:
+            return self._with_friction_fast.inverse_dynamics(q, qd, qdd)
         return self._breakdown(q, qd, qdd).input
 
     def _breakdown(self, q, qd, qdd) -> TorqueBreakdown:
@@ -172,7 +198,7 @@ class FrictionBackend(Backend):
         bearing = self.friction.bearing
         if bearing is None or not np.any(d):
             return np.zeros_like(q)
-        f, moment = ne.joint_wrenches(self.rigid.model, q, qd, qdd, self.gravity)
+        f, moment = self._wrenches(q, qd, qdd)
         # Dhanaraj's formulas read the load in a frame whose z is the joint axis.
         to_axis = self._axis_frames
         return d * bearing.magnitude(np.einsum("nji,Nnj->Nni", to_axis, f), np.einsum("nji,Nnj->Nni", to_axis, moment))
@@ -184,7 +210,7 @@ class FrictionBackend(Backend):
         rotation-invariant journal-pair form, and the others for z-axis joints, are as printed."""
         frames = np.empty((self.model.n, 3, 3))
         for i, axis in enumerate(self.model.axes):
-            frames[i] = _rotation_from_z(axis)
+            frames[i] = rotation_from_z(axis)
         return frames
 
     def _through_transmission(self, tau_out, d):
@@ -242,6 +268,8 @@ class FrictionBackend(Backend):
 
     def _rigid_forward_dynamics(self, q, qd, tau):
         """q̈ of the rigid body with armature: ABA for newton_euler, Cholesky of M + diag(a) otherwise."""
+        if self._rigid_fast is not None:
+            return self._rigid_fast.forward_dynamics(q, qd, tau)[0]
         if isinstance(self.rigid, NewtonEulerBackend):
             return aba.forward_dynamics(self.rigid.model, q, qd, tau, self.gravity, self._diagonal_armature)
         return Backend._batch_forward_dynamics(self, q, qd, tau)
@@ -256,6 +284,14 @@ class FrictionBackend(Backend):
         return ((plus - value[:, None, :]) / h[:, :, None]).transpose(0, 2, 1)     # [state, i, j]
 
     def _batch_forward_dynamics(self, q, qd, tau):
+        if self._with_friction_fast is not None:
+            qdd, stuck = self._with_friction_fast.forward_dynamics(q, qd, tau)
+            if stuck.any():                                   # joints at rest: stiction, below
+                qdd[stuck] = self._forward_with_stiction(q[stuck], qd[stuck], tau[stuck])
+            return qdd
+        return self._forward_with_stiction(q, qd, tau)
+
+    def _forward_with_stiction(self, q, qd, tau):
         positive, negative, dry = self._dry_levels(qd)
         at_rest = (qd == 0) & ((positive > 0) | (negative > 0)) & self.friction.set_valued
         qdd, J = self._solve_smooth(q, qd, tau - dry, need_jacobian=bool(at_rest.any()))
@@ -307,16 +343,6 @@ class FrictionBackend(Backend):
                 after[k] += W[k] @ impulse
                 after[k, sticking(impulse, lower, upper)] = 0.0
         return after[0] if single else after
-
-
-def _rotation_from_z(axis: np.ndarray) -> np.ndarray:
-    """The smallest rotation R with R ẑ = axis (unit), by Rodrigues' formula."""
-    z = np.array([0.0, 0.0, 1.0])
-    cosine = float(axis @ z)
-    if cosine < -1 + 1e-12:                      # opposite: half a turn about x
-        return np.diag([1.0, -1.0, -1.0])
-    k = skew(np.cross(z, axis))
-    return np.eye(3) + k + k @ k / (1.0 + cosine)
 
 
 class NewtonEulerFrictionBackend(FrictionBackend):

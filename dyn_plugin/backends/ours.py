@@ -10,40 +10,122 @@ import numpy as np
 from ..algorithms import articulated_body as aba
 from ..algorithms import lagrange_euler as le
 from ..algorithms import newton_euler as ne
+from ..compiled import NO_SINGLE_STATE_PATH, CompiledDynamics
 from .base import Backend, batch_args
 
 
-class NewtonEulerBackend(Backend):
+class SingleStateFastPath:
+    """Public methods of :class:`Backend` with a shortcut for one state.
+
+    One state goes straight to its compiled kernel (``self._single``, on ``self._packed``):
+    each layer of Python here costs as much as the whole Newton-Euler pass.  Anything
+    else - batches, lists, bad input - makes the kernel refuse and takes the validating
+    path of Backend, whose errors name the problem.  The four methods are spelled out
+    rather than generated because a shared helper would add a Python call to each.
+    """
+
+    def inverse_dynamics(self, q, qd, qdd):
+        tau = np.empty(self.model.n)
+        try:
+            if self._single.inverse_dynamics(self._packed, q, qd, qdd, tau) == 0:
+                return tau
+        except TypeError:
+            pass
+        return super().inverse_dynamics(q, qd, qdd)
+
+    def forward_dynamics(self, q, qd, tau):
+        qdd = np.empty(self.model.n)
+        try:
+            if self._single.forward_dynamics(self._packed, q, qd, tau, qdd) == 0:
+                return qdd
+        except TypeError:
+            pass
+        return super().forward_dynamics(q, qd, tau)
+
+    def mass_matrix(self, q):
+        n = self.model.n
+        M = np.empty((n, n))
+        try:
+            if self._single.mass_matrix(self._packed, q, M) == 0:
+                return M
+        except TypeError:
+            pass
+        return super().mass_matrix(q)
+
+    def bias_forces(self, q, qd):
+        tau = np.empty(self.model.n)
+        try:
+            if self._single.bias(self._packed, q, qd, tau) == 0:
+                return tau
+        except TypeError:
+            pass
+        return super().bias_forces(q, qd)
+
+
+class NewtonEulerBackend(SingleStateFastPath, Backend):
     """Recursive Newton-Euler in link frames (Fu Table 3.3 / eq. 3.3-57), O(n) per τ.
 
-    Forward dynamics by Featherstone's articulated-body algorithm, O(n); mass matrix by
-    unit-acceleration probing (n passes).  Also exposes the joint reaction wrenches, which friction models need.
+    Forward dynamics by Featherstone's articulated-body algorithm, O(n); the mass matrix by
+    the composite-rigid-body algorithm (compiled) or unit-acceleration probing (reference).
+    Also exposes the joint reaction wrenches, which friction models need.
+
+    ``compiled=True`` (default) runs the numba kernels of :mod:`dyn_plugin.compiled`, in
+    parallel for large batches; ``compiled=False`` the readable numpy reference of
+    :mod:`dyn_plugin.algorithms`, which the tests hold equal to the kernels to 1e-12.
     """
 
     name = "newton_euler"
-    description = "recursive Newton-Euler in link frames (Luh-Walker-Paul; Fu Table 3.3) + articulated-body forward dynamics, trees"
+    description = "recursive Newton-Euler in link frames (Luh-Walker-Paul; Fu Table 3.3) + articulated-body forward dynamics, trees; numba-compiled"
+
+    def __init__(self, model, gravity=None, compiled: bool = True):
+        super().__init__(model, gravity)
+        self.compiled = bool(compiled)
+        self._fast = CompiledDynamics(self.model) if self.compiled else None
+        self._single = self._fast.single if self.compiled else NO_SINGLE_STATE_PATH
+        self._packed = self._fast.packed if self.compiled else None
 
     def _batch_inverse_dynamics(self, q, qd, qdd):
+        if self.compiled:
+            return self._fast.inverse_dynamics(q, qd, qdd)
         return ne.inverse_dynamics(self.model, q, qd, qdd, self.gravity)
 
     def _batch_mass_matrix(self, q):
-        return ne.mass_matrix(self.model, q)
+        return self._fast.mass_matrix(q) if self.compiled else ne.mass_matrix(self.model, q)
+
+    def _batch_bias_forces(self, q, qd):
+        if self.compiled:
+            return self._fast.bias_forces(q, qd)
+        return ne.inverse_dynamics(self.model, q, qd, np.zeros_like(q), self.gravity)
+
+    def _batch_gravity_torques(self, q):
+        if self.compiled:
+            return self._fast.gravity_torques(q)
+        return ne.inverse_dynamics(self.model, q, np.zeros_like(q), np.zeros_like(q), self.gravity)
 
     def _batch_velocity_terms(self, q, qd):
+        if self.compiled:
+            return self._fast.velocity_terms(q, qd)
         return ne.inverse_dynamics(self.model, q, qd, np.zeros_like(q), np.zeros(3))
 
     def _batch_forward_dynamics(self, q, qd, tau):
+        if self.compiled:
+            return self._fast.forward_dynamics(q, qd, tau)[0]
         return aba.forward_dynamics(self.model, q, qd, tau, self.gravity)
 
     def joint_wrenches(self, q, qd, qdd):
         """Force and moment that link ``parent(i)`` exerts on link ``i`` at joint ``i``.
 
         Returns ``(f, n)``, each (n_joints, 3) or (N, n_joints, 3), in N and N·m,
-        expressed in joint ``i``'s frame (its z... axis is ``model.axes[i]``).
+        expressed in joint ``i``'s frame (its joint axis is ``model.axes[i]``).
         """
         (q, qd, qdd), single = batch_args(self.model.n, q=q, qd=qd, qdd=qdd)
-        f, moment = ne.joint_wrenches(self.model, q, qd, qdd, self.gravity)
+        f, moment = self._joint_wrenches(q, qd, qdd)
         return (f[0], moment[0]) if single else (f, moment)
+
+    def _joint_wrenches(self, q, qd, qdd):
+        if self.compiled:
+            return self._fast.joint_wrenches(q, qd, qdd)
+        return ne.joint_wrenches(self.model, q, qd, qdd, self.gravity)
 
 
 class LagrangeEulerBackend(Backend):
