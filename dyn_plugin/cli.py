@@ -65,6 +65,25 @@ def build_parser() -> argparse.ArgumentParser:
     fr.add_argument("--plot", metavar="FILE.png", help="write the torque-by-cause plot")
     fr.add_argument("--json", metavar="FILE", help="write the figures as JSON ('-' for stdout)")
 
+    from .bench import add_arguments as bench_arguments      # imports nothing heavy
+    bench_arguments(sub.add_parser("bench", help="time per state against pinocchio and pybullet (table, --json, --plot)"))
+
+    gen = sub.add_parser("codegen", help="customised straight-line inverse dynamics for one robot (Python, C, numba)")
+    gen.add_argument("robot", metavar="NAME_OR_URDF")
+    gen.add_argument("--lang", choices=("python", "c", "numba"), default="python", help="output language (default python)")
+    gen.add_argument("--out", metavar="FILE", help="write the source here (default: stdout)")
+    gen.add_argument("--counts", action="store_true",
+                     help="print only the operation counts, next to the published customised algorithms")
+    gen.add_argument("--mass-matrix", action="store_true", help="also generate M(q)")
+
+    eq = sub.add_parser("equations", help="closed-form M, B, C, G (ROBMAT's configuration-space form)")
+    eq.add_argument("robot", metavar="NAME_OR_URDF")
+    eq.add_argument("--latex", action="store_true", help="LaTeX instead of pretty-printed text")
+    eq.add_argument("--symbols", nargs="+", metavar="GROUP", default=(),
+                    help="parameter groups kept symbolic (e.g. masses lengths inertias gravity)")
+    eq.add_argument("--route", choices=("newton_euler", "lagrange_euler"), default="newton_euler",
+                    help="derivation route (the result is the same)")
+
     robots = sub.add_parser("robots", help="list the bundled robots")
     robots.add_argument("--regenerate", action="store_true",
                         help="rewrite urdf/NAME.urdf from the source tables urdf/NAME.toml")
@@ -80,7 +99,7 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         commands = {"validate": _validate, "friction": _friction, "robots": _robots, "backends": _backends,
-                    "info": _info}
+                    "info": _info, "bench": _bench, "codegen": _codegen, "equations": _equations}
         return commands[args.command](args)
     except DynPluginError as exc:
         print(f"dyn-plugin: error: {exc}", file=sys.stderr)
@@ -94,6 +113,54 @@ def _console():
     if not console.is_terminal:  # piped or captured: room for the whole table
         console = Console(width=max(console.width, 160))
     return console
+
+
+def _bench(args) -> int:
+    from .bench import run
+
+    return run(args, _console())
+
+
+# Published operation counts of customised inverse dynamics, per evaluation of τ (mult, add):
+# Dhanaraj 1990 Table 2.10 (PUMA-560, Stanford), seed 000 (Macsyma two-link; Raibert-Horn minimum).
+LITERATURE_COUNTS = {
+    "puma560": [("Dhanaraj (customised, Table 2.10)", 208, 152), ("Khalil (Table 2.10)", 214, 176)],
+    "stanford": [("Dhanaraj (customised, Table 2.10)", 183, 140), ("Khalil (Table 2.10)", 187, 152)],
+}
+
+
+def _codegen(args) -> int:
+    from .robots import load_robot
+    from .symbolic.codegen import generate
+
+    model = load_robot(args.robot)
+    code = generate(model, args.lang, mass_matrix=args.mass_matrix)
+    counts = code.counts
+    if args.counts:
+        print(f"{model.name}: inverse dynamics, {counts['multiplications']} multiplications, "
+              f"{counts['additions']} additions, {counts['trig']} sin/cos (generated {args.lang})")
+        for source, mult, add in LITERATURE_COUNTS.get(model.name, []):
+            print(f"  {source}: {mult} multiplications, {add} additions")
+        if code.mass_matrix_counts:
+            m = code.mass_matrix_counts
+            print(f"{model.name}: mass matrix, {m['multiplications']} multiplications, {m['additions']} additions, "
+                  f"{m['trig']} sin/cos")
+        return EXIT_OK
+    if args.out:
+        Path(args.out).write_text(code.source)
+        print(f"wrote {args.out}: {args.lang}, {counts['multiplications']} mult / {counts['additions']} add / "
+              f"{counts['trig']} trig per τ", file=sys.stderr)
+    else:
+        sys.stdout.write(code.source)
+    return EXIT_OK
+
+
+def _equations(args) -> int:
+    from .robots import load_robot
+    from .symbolic import format_equations
+
+    print(format_equations(load_robot(args.robot), latex=args.latex, symbols=tuple(args.symbols), route=args.route))
+    return EXIT_OK
 
 
 def _validate(args) -> int:

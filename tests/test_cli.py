@@ -77,3 +77,36 @@ def test_robots_backends_info(capsys):
     assert "lagrange_euler" in capsys.readouterr().out
     assert main(["info", "puma560"]) == 0
     assert "physically valid" in capsys.readouterr().out
+
+
+def test_codegen_counts_are_within_the_published_customised_algorithms(capsys):
+    """Dhanaraj Table 2.10: PUMA-560 208 mult / 152 add, Stanford 183 / 140 (customised N-E)."""
+    for robot, mult, add in (("puma560", 208, 152), ("stanford", 183, 140)):
+        assert main(["codegen", robot, "--counts"]) == 0
+        first = capsys.readouterr().out.splitlines()[0]
+        ours = [int(word) for word in first.replace(",", " ").split() if word.isdigit()]
+        assert ours[0] <= mult and ours[1] <= add, first
+
+
+def test_codegen_writes_python_that_equals_newton_euler(tmp_path, capsys):
+    import numpy as np
+
+    import dyn_plugin as dp
+    out = tmp_path / "scara_id.py"
+    assert main(["codegen", "scara", "--lang", "python", "--out", str(out)]) == 0
+    namespace = {}
+    exec(compile(out.read_text(), str(out), "exec"), namespace)
+    model = dp.load_robot("scara")
+    q, qd, qdd = np.random.default_rng(5).normal(size=(3, 7, model.n))
+    expected = dp.get_backend("newton_euler", model).inverse_dynamics(q, qd, qdd)
+    got = namespace["inverse_dynamics"](q, qd, qdd)
+    assert np.max(np.abs(got - expected) / np.maximum(1.0, np.abs(expected))) <= 1e-12
+    assert "wrote" in capsys.readouterr().err
+
+
+def test_codegen_and_equations_name_bad_input(capsys):
+    assert main(["codegen", "nosuchbot"]) == 2
+    assert "puma560" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["codegen", "scara", "--lang", "fortran"])
+    assert exit_info.value.code == 2

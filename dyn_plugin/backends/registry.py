@@ -21,11 +21,13 @@ _BUILTIN = {
     "lagrange_euler": "dyn_plugin.backends.ours:LagrangeEulerBackend",
     "newton_euler_friction": "dyn_plugin.backends.friction_backend:NewtonEulerFrictionBackend",
     "lagrange_euler_friction": "dyn_plugin.backends.friction_backend:LagrangeEulerFrictionBackend",
+    "symbolic": "dyn_plugin.backends.symbolic_backend:SymbolicBackend",
     "pinocchio": "dyn_plugin.backends.pinocchio_backend:PinocchioBackend",
     "pybullet": "dyn_plugin.backends.pybullet_backend:PybulletBackend",
 }
 OURS = ("newton_euler", "lagrange_euler")
 WITH_FRICTION = ("newton_euler_friction", "lagrange_euler_friction")
+GENERATED = ("symbolic",)
 REFERENCES = ("pinocchio", "pybullet")
 
 _factories: dict = dict(_BUILTIN)

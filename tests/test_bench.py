@@ -1,0 +1,222 @@
+"""``dyn-plugin bench`` on tiny sizes: every figure in the JSON, ratios from the same
+figures, the plot, pinocchio's parallel functions against its loop, and clear errors.
+No timing is asserted: only structure and arithmetic."""
+
+import json
+
+import numpy as np
+import pytest
+
+import dyn_plugin as dp
+from dyn_plugin import bench
+from dyn_plugin.cli import _Parser
+from dyn_plugin.errors import BackendError, InputError, UnknownRobotError
+
+FAST = dict(sizes=[1, 10], repeat=2, target=1e-4)
+
+
+@pytest.fixture(scope="module")
+def puma_result():
+    """Every op, ours (rigid and friction) and every reference, on the PUMA-560."""
+    return bench.run_bench(robots=["puma560"], backends=["newton_euler", "newton_euler_friction"], **FAST)
+
+
+def test_json_has_every_figure_and_the_environment(puma_result, tmp_path):
+    path = tmp_path / "bench.json"
+    bench.write_json(puma_result, path)
+    doc = json.loads(path.read_text())
+    env = doc["environment"]
+    for dist in ("dyn_plugin", "python", "numpy", "numba", "pin", "pybullet"):
+        assert dist in env["versions"]
+    assert env["versions"]["pin"] and env["versions"]["pybullet"]
+    for key in ("cpu", "platform", "cores", "usable_cores", "numba_threads", "pinocchio_parallel_threads", "date",
+                "load_average"):
+        assert key in env
+    assert doc["settings"]["sizes"] == [1, 10] and doc["settings"]["repeat"] == 2
+    assert doc["robots"] == {"puma560": 6}
+
+    expected = set()
+    for op in bench.OPS:
+        for backend in ("newton_euler", "newton_euler_friction", "pinocchio"):
+            expected |= {(op, backend, N) for N in (1, 10)}
+        if op in bench.PIN_PARALLEL_CALLS:
+            expected |= {(op, "pinocchio_parallel", N) for N in (1, 10)}
+        if op in bench.PYBULLET_CALLS:
+            expected |= {(op, "pybullet", N) for N in (1, 10)}
+    results = doc["results"]
+    assert {(r["op"], r["backend"], r["N"]) for r in results} == expected and len(results) == len(expected)
+    assert {(u["op"], u["backend"]) for u in doc["unavailable"]} == {("M", "pinocchio_parallel"),
+                                                                      ("bias", "pinocchio_parallel"),
+                                                                      ("FD", "pybullet")}
+    for r in results:
+        assert r["robot"] == "puma560" and r["call"]
+        assert len(r["repeats_us"]) == 2 and all(t > 0 for t in r["repeats_us"])
+        assert r["median_us"] == pytest.approx(float(np.median(r["repeats_us"])), rel=1e-12)
+        assert r["throughput_per_s"] == pytest.approx(1e6 / r["median_us"], rel=1e-12)
+        assert r["timed_states"] == r["N"] and not r["extrapolated"]  # tiny sizes: never a prefix
+        assert r["calls_per_repeat"] >= 1 and r["first_call_s"] >= 0
+    assert any("single and batch" in c["what"] for c in doc["checks"])
+    assert all(c["ok"] for c in doc["checks"]), doc["checks"]
+    assert {w["backend"] for w in doc["warmup"]} == {"newton_euler", "newton_euler_friction"}
+
+
+def test_ratios_are_ours_over_pinocchio_from_the_same_figures(puma_result):
+    doc = puma_result.as_dict()
+    pin = {(r["op"], r["N"]): r["median_us"] for r in doc["results"] if r["backend"] == "pinocchio"}
+    par = {(r["op"], r["N"]): r["median_us"] for r in doc["results"] if r["backend"] == "pinocchio_parallel"}
+    for r in doc["results"]:
+        key = (r["op"], r["N"])
+        assert r["ratio_vs_pinocchio"] == pytest.approx(r["median_us"] / pin[key], rel=1e-12)
+        assert r["speedup_vs_pinocchio"] == pytest.approx(pin[key] / r["median_us"], rel=1e-12)
+        if key in par:
+            assert r["ratio_vs_pinocchio_parallel"] == pytest.approx(r["median_us"] / par[key], rel=1e-12)
+        else:
+            assert r["ratio_vs_pinocchio_parallel"] is None
+        if r["backend"] == "pinocchio":
+            assert r["ratio_vs_pinocchio"] == 1.0
+
+
+def test_targets_come_from_the_measured_ratios(puma_result):
+    figures = {(m.op, m.backend, m.N): m for m in puma_result.measurements}
+    targets = puma_result.targets()
+    rigid = [t for t in targets if t["backend"] == "newton_euler"]
+    assert [t["op"] for t in rigid] == ["ID", "ID", "FD", "FD", "M", "M"]
+    for t in rigid:
+        m = figures[(t["op"], "newton_euler", t["N"])]
+        if t["N"] == 1:
+            assert t["value"] == pytest.approx(m.ratio) and t["relation"] == "<="
+            assert t["status"] == ("PASS" if m.ratio <= t["limit"] else "MISS")
+        else:
+            assert t["N"] == 10 and "100000" in t["note"]  # largest measured size, said so
+            assert t["value"] == pytest.approx(1 / m.ratio) and t["relation"] == ">="
+    friction = [t for t in targets if t["backend"] == "newton_euler_friction"]
+    assert {t["op"] for t in friction} == set(bench.OPS)
+    for t in friction:
+        worst = max(figures[(t["op"], "newton_euler_friction", N)].median_us
+                    / figures[(t["op"], "newton_euler", N)].median_us for N in (1, 10))
+        assert t["value"] == pytest.approx(worst) and t["limit"] == 1.5
+
+
+def test_table_and_plot(puma_result, tmp_path):
+    from rich.console import Console
+
+    console = Console(record=True, width=220)
+    bench.print_report(puma_result, console)
+    text = console.export_text()
+    assert "puma560 (6 joints)" in text and "time ratio to the pinocchio" in text
+    assert "rneaInParallel" in text and "calculateMassMatrix" in text and "targets" in text
+    assert f"pin {puma_result.environment['versions']['pin']}" in text  # versions and CPU on top
+    assert puma_result.environment["cpu"] in text
+    path = bench.plot_scaling(puma_result, tmp_path / "scaling.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("robot", dp.list_robots())
+def test_pinocchio_parallel_equals_its_loop(robot):
+    errors = bench.check_pinocchio_parallel(dp.load_robot(robot), count=50, seed=3, threads=2)
+    assert errors["rneaInParallel"] <= 1e-12
+    assert errors["abaInParallel"] <= 1e-12             # against aba(..., Convention.WORLD)
+    assert errors["abaInParallel_vs_aba_local"] <= 1e-10  # the default aba: roundoff only
+
+
+def test_continuous_joints_and_a_urdf_path(tmp_path):
+    """pinocchio's (cos, sin) configuration for continuous joints, converted outside the timing."""
+    from urdf_factory import random_tree_urdf, write_urdf
+
+    path = write_urdf(tmp_path, random_tree_urdf(np.random.default_rng(5), 4, continuous=True))
+    model = dp.load_robot(str(path))
+    assert model.continuous.any()
+    errors = bench.check_pinocchio_parallel(model, count=20, threads=1)
+    assert errors["rneaInParallel"] <= 1e-12 and errors["abaInParallel"] <= 1e-12
+    result = bench.run_bench(robots=[str(path)], ops=["ID", "M"], against=["pinocchio"], **FAST)
+    assert all(c["ok"] for c in result.checks), result.checks
+    assert {m.backend for m in result.measurements} == {"newton_euler", "pinocchio"}
+
+
+def test_unregistered_known_backend_is_skipped_with_a_note(monkeypatch):
+    monkeypatch.setattr(bench, "KNOWN_OURS", bench.KNOWN_OURS + ("not_yet_written",))
+    result = bench.run_bench(robots=["scara"], backends=["not_yet_written"], ops=["ID"], against=["pinocchio"],
+                             **FAST)
+    assert any("not_yet_written" in note and "skipped" in note for note in result.notes)
+    assert {m.backend for m in result.measurements} == {"pinocchio"}
+
+
+@pytest.mark.parametrize("kwargs, error, fragment", [
+    (dict(ops=["XX"]), InputError, "ID, FD, M, bias"),
+    (dict(backends=["warp_drive"]), BackendError, "newton_euler"),
+    (dict(backends=["pybullet"]), InputError, "--against"),
+    (dict(robots=["nosuchbot"]), UnknownRobotError, "puma560"),
+    (dict(against=["drake"]), InputError, "pinocchio_parallel"),
+    (dict(sizes=[0]), InputError, "at least 1"),
+    (dict(repeat=0), InputError, "at least 1"),
+    (dict(threads=0), InputError, "at least 1"),
+])
+def test_bad_options_are_clear_errors(kwargs, error, fragment):
+    with pytest.raises(error, match=fragment.replace(".", r"\.")):
+        bench.run_bench(**kwargs)
+
+
+def _parse(argv):
+    parser = _Parser(prog="dyn-plugin bench")
+    bench.add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["--op", "XX"], "invalid choice"),
+    (["--sizes", "1.5"], "whole numbers"),
+    (["--sizes", "0"], "whole numbers"),
+    (["--against", "drake"], "invalid choice"),
+    (["--repeat", "0"], "at least 1"),
+])
+def test_bad_arguments_exit_2(argv, fragment, capsys):
+    with pytest.raises(SystemExit) as exc:
+        _parse(argv)
+    assert exc.value.code == 2 and fragment in capsys.readouterr().err
+
+
+def test_cli_run_writes_json_and_plot(tmp_path, capsys):
+    from rich.console import Console
+
+    args = _parse(["--quick", "--robot", "scara", "--op", "ID", "FD", "--sizes", "1", "1e1", "--repeat", "2",
+                   "--json", str(tmp_path / "b.json"), "--plot", str(tmp_path / "b.png"), "--check"])
+    assert args.sizes == [1, 10]
+    console = Console(record=True, width=200)
+    assert bench.run(args, console) == 0  # --check: no target for scara, nothing missed
+    doc = json.loads((tmp_path / "b.json").read_text())
+    assert {r["op"] for r in doc["results"]} == {"ID", "FD"} and doc["robots"] == {"scara": 4}
+    assert (tmp_path / "b.png").stat().st_size > 10_000
+    text = console.export_text()
+    assert "scara (4 joints)" in text and "total wall time" in text and "no target measured" in text
+
+
+def test_cli_json_to_stdout_only(capsys):
+    from rich.console import Console
+
+    args = _parse(["--robot", "scara", "--op", "M", "--sizes", "1", "--repeat", "1", "--against", "pinocchio",
+                   "--json", "-"])
+    console = Console(record=True)
+    assert bench.run(args, console) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {r["backend"] for r in doc["results"]} == {"newton_euler", "pinocchio"}
+    assert console.export_text() == ""
+
+
+def test_check_exits_1_on_a_miss_only():
+    def fake(backend, op, N, us):
+        return bench.Measurement(robot="puma560", op=op, backend=backend, call="x", N=N, timed_states=N, number=1,
+                                 repeats_us=[us], first_call_s=0.0, repeats_requested=1)
+
+    measurements = [fake("pinocchio", "ID", 1, 2.0), fake("newton_euler", "ID", 1, 1.0),
+                    fake("pinocchio", "ID", 100_000, 2.0), fake("newton_euler", "ID", 100_000, 0.5)]
+    result = bench.BenchResult(settings={"backends": ["newton_euler"], "against": ["pinocchio"], "ops": ["ID"],
+                                         "sizes": [1, 100_000]}, environment={}, measurements=measurements,
+                               unavailable=[], checks=[], warmups=[], notes=[], robots={"puma560": 6})
+    for N in (1, 100_000):
+        bench._ratios(result, "puma560", "ID", N)
+    targets = result.targets()
+    assert [(t["N"], t["status"]) for t in targets] == [(1, "PASS"), (100_000, "MISS")]  # 0.5×; 4× < 10×
+    assert targets[1]["value"] == pytest.approx(4.0) and targets[1]["note"] == ""
+    assert bench.exit_code(targets, check=True) == 1
+    assert bench.exit_code(targets, check=False) == 0
+    assert bench.exit_code(targets[:1], check=True) == 0
