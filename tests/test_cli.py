@@ -110,3 +110,19 @@ def test_codegen_and_equations_name_bad_input(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["codegen", "scara", "--lang", "fortran"])
     assert exit_info.value.code == 2
+
+
+def test_equations_prints_the_scara_closed_forms(capsys):
+    """Schilling's SCARA closed form (notes O3): M[1,1] = a + b cos q2, G only on the
+    vertical prismatic joint, m g with the bundled SCARA's moving mass below joint 3."""
+    import dyn_plugin as dp
+    assert main(["equations", "scara"]) == 0
+    text = capsys.readouterr().out
+    assert "M[1,1] = " in text and "C₂" in text.split("M[1,1] = ")[1].splitlines()[0]
+    model = dp.load_robot("scara")
+    weight = 9.81 * model.masses[2:].sum()
+    assert f"G[3] = -{weight:.6g}" in text
+    assert main(["equations", "scara", "--latex", "--symbols", "masses"]) == 0
+    assert "\\begin{align*}" in capsys.readouterr().out
+    assert main(["equations", "scara", "--symbols", "colours"]) == 2
+    assert "colours" in capsys.readouterr().err

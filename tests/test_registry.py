@@ -11,8 +11,8 @@ from dyn_plugin.backends import registry
 
 
 def test_builtin_backends_listed():
-    assert dp.list_backends()[:6] == ["newton_euler", "lagrange_euler", "newton_euler_friction",
-                                      "lagrange_euler_friction", "pinocchio", "pybullet"]
+    assert dp.list_backends()[:7] == ["newton_euler", "lagrange_euler", "newton_euler_friction",
+                                      "lagrange_euler_friction", "symbolic", "pinocchio", "pybullet"]
 
 
 def test_ours_do_not_import_the_references():
@@ -20,7 +20,7 @@ def test_ours_do_not_import_the_references():
     import subprocess
 
     code = ("import sys, dyn_plugin as dp; m = dp.load_robot('puma560'); "
-            "[dp.get_backend(b, m).inverse_dynamics([0.1]*6, [0.2]*6, [0.3]*6) for b in ('newton_euler', 'lagrange_euler', 'newton_euler_friction', 'lagrange_euler_friction')]; "
+            "[dp.get_backend(b, m).inverse_dynamics([0.1]*6, [0.2]*6, [0.3]*6) for b in ('newton_euler', 'lagrange_euler', 'newton_euler_friction', 'lagrange_euler_friction', 'symbolic')]; "
             "print(sorted(k for k in ('pinocchio', 'pybullet') if k in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

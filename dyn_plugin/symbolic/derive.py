@@ -983,7 +983,19 @@ def compact(expr):
     For reading only: cheap on 6-DoF arms, where ``trigsimp`` can take minutes."""
     if isinstance(expr, sympy.MatrixBase):
         return expr.applyfunc(compact)
-    return TR10i(expr) if expr.has(sympy.sin, sympy.cos) else expr
+    if not expr.has(sympy.sin, sympy.cos):
+        return expr
+    # TR10i pairs terms, O(terms²): contract each group of terms with the same parameter
+    # monomial apart (only those can combine), which keeps 6-DoF symbolic arms fast
+    groups: dict = {}
+    for term in sympy.Add.make_args(sympy.expand(expr)):
+        number, rest = term.as_coeff_Mul()
+        factors = sympy.Mul.make_args(rest)
+        key = sympy.Mul(*[f for f in factors if not f.has(sympy.sin, sympy.cos)])
+        trig = sympy.Mul(*[f for f in factors if f.has(sympy.sin, sympy.cos)])
+        groups.setdefault(key, []).append(number * trig)
+    return sympy.Add(*[key * t for key, terms in groups.items()
+                       for t in sympy.Add.make_args(TR10i(sympy.Add(*terms)))])
 
 
 def _abbreviation(fn, latex: bool):
