@@ -86,9 +86,10 @@ PIN_PARALLEL_CALLS = {"ID": "rneaInParallel", "FD": "abaInParallel"}
 PYBULLET_CALLS = {"ID": "calculateInverseDynamics", "M": "calculateMassMatrix", "bias": "calculateInverseDynamics"}
 
 REFERENCE_KINDS = ("pinocchio", "pinocchio_parallel", "pybullet")
-DEFAULT_BACKENDS = ("newton_euler",)
+DEFAULT_BACKENDS = ("newton_euler", "symbolic_numba", "newton_euler_friction")
 # Our backends the benchmark knows; one that is not registered (yet) is skipped with a note.
-KNOWN_OURS = ("newton_euler", "newton_euler_friction", "lagrange_euler", "lagrange_euler_friction", "symbolic")
+KNOWN_OURS = ("newton_euler", "newton_euler_friction", "lagrange_euler", "lagrange_euler_friction", "symbolic",
+              "symbolic_numba")
 DEFAULT_SIZES = (1, 100, 10_000, 100_000)
 QUICK_SIZES = (1, 100)
 
@@ -446,7 +447,7 @@ def run_bench(robots: Optional[Sequence[str]] = None, backends: Optional[Sequenc
     """Time every robot × op × backend × size; see the module docstring.
 
     ``robots``: names or URDF paths (default: the bundled ones); ``backends``: ours
-    (default ``newton_euler``); ``against``: references among ``pinocchio``,
+    (default ``newton_euler``, ``symbolic_numba``, ``newton_euler_friction``); ``against``: references among ``pinocchio``,
     ``pinocchio_parallel``, ``pybullet`` (default all; the pinocchio loop is always timed);
     ``repeat``: repeats per measurement (default 9 for N ≤ 100, else 5, within
     ``budget`` s); ``threads``: pinocchio's parallel functions' threads (default: the usable
@@ -982,7 +983,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "functions) and pybullet, at several batch sizes; ratios to the pinocchio loop.")
     parser.add_argument("--robot", nargs="+", metavar="NAME_OR_URDF", help="robots (default: every bundled one)")
     parser.add_argument("--backend", nargs="+", metavar="NAME",
-                        help="our backends (default: newton_euler; also newton_euler_friction, lagrange_euler, "
+                        help="our backends (default: newton_euler symbolic_numba newton_euler_friction; also lagrange_euler, "
                              "lagrange_euler_friction, symbolic when registered)")
     parser.add_argument("--against", nargs="+", metavar="REF", choices=REFERENCE_KINDS,
                         help="references: pinocchio pinocchio_parallel pybullet (default: all; the pinocchio loop is "

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import dyn_plugin as dp
-from dyn_plugin.compiled import kernels
+from dyn_plugin.compiled import NO_SINGLE_STATE_PATH, kernels
 from dyn_plugin.errors import InputError
 from urdf_factory import random_tree_urdf
 
@@ -148,9 +148,9 @@ def test_friction_backend_fast_path_equals_its_numpy_composition(profile):
     fast = dp.get_backend("newton_euler_friction", model, profile=profile)
     ref = dp.get_backend("newton_euler_friction", model, profile=profile)
     for backend in (ref.bare, ref.rigid):
-        backend.compiled, backend._single, backend._fast = False, dp.compiled.NO_SINGLE_STATE_PATH, None
+        backend.compiled, backend._single, backend._fast = False, NO_SINGLE_STATE_PATH, None
     ref._rigid_fast = ref._with_friction_fast = None
-    ref._single = dp.compiled.NO_SINGLE_STATE_PATH
+    ref._single = NO_SINGLE_STATE_PATH
     q, qd, qdd = _states(model, 30, seed=3)
     qd[::3, 1] = 0.0                                     # joint 2 at rest in a third of the states
     assert rel(fast.inverse_dynamics(q, qd, qdd), ref.inverse_dynamics(q, qd, qdd)) <= TOL
@@ -184,3 +184,41 @@ def test_a_million_states_stay_within_a_few_hundred_megabytes():
     assert out.returncode == 0, out.stderr
     growth_mb = float(out.stdout.split()[-1])
     assert growth_mb < 200, f"peak memory grew by {growth_mb:.0f} MB for two 48 MB outputs"
+
+
+@pytest.fixture(scope="module")
+def symbolic_cache(tmp_path_factory):
+    import os
+    old = os.environ.get("DYN_PLUGIN_CACHE")
+    os.environ["DYN_PLUGIN_CACHE"] = str(tmp_path_factory.mktemp("symbolic_cache"))
+    yield
+    if old is None:
+        os.environ.pop("DYN_PLUGIN_CACHE")
+    else:
+        os.environ["DYN_PLUGIN_CACHE"] = old
+
+
+@pytest.mark.parametrize("index", [0, 1, 2, 4], ids=[IDS[i] for i in (0, 1, 2, 4)])
+def test_generated_numba_backend_equals_the_reference(index, symbolic_cache):
+    """symbolic_numba (generated code: single states, serial and parallel batches, forward
+    dynamics by M + bias + Cholesky) against the numpy reference, 1e-12."""
+    model = MODELS[index]
+    fast = dp.get_backend("symbolic_numba", model)
+    ref = dp.get_backend("newton_euler", model, compiled=False)
+    q, qd, qdd = _states(model, kernels.PARALLEL_FROM + 5, seed=7)
+    tau = ref.inverse_dynamics(q, qd, qdd)
+    assert rel(fast.inverse_dynamics(q, qd, qdd), tau) <= TOL
+    M = ref.mass_matrix(q)
+    assert rel(fast.mass_matrix(q), M) <= TOL
+    assert rel(fast.bias_forces(q, qd), ref.bias_forces(q, qd)) <= TOL
+    qdd_fast = fast.forward_dynamics(q, qd, tau)
+    assert_solves(ref, q, qd, tau, qdd_fast)
+    assert_same_accelerations(qdd_fast, qdd, M)
+    for k in (0, 1):                                    # the single-state functions, and the serial loop
+        assert rel(fast.inverse_dynamics(q[k], qd[k], qdd[k]), tau[k]) <= TOL
+        assert rel(fast.mass_matrix(q[k]), M[k]) <= TOL
+        assert_same_accelerations(fast.forward_dynamics(q[k], qd[k], tau[k]), qdd[k], M[k])
+    assert rel(fast.forward_dynamics(q[:3], qd[:3], tau[:3]), qdd_fast[:3]) <= TOL
+    with pytest.raises(InputError, match="qd has a non-finite entry"):
+        fast.forward_dynamics(q[0], np.full(model.n, np.nan), tau[0])
+    assert rel(fast.inverse_dynamics(list(q[0]), qd[0], qdd[0]), tau[0]) <= TOL

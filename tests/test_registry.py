@@ -11,8 +11,8 @@ from dyn_plugin.backends import registry
 
 
 def test_builtin_backends_listed():
-    assert dp.list_backends()[:7] == ["newton_euler", "lagrange_euler", "newton_euler_friction",
-                                      "lagrange_euler_friction", "symbolic", "pinocchio", "pybullet"]
+    assert dp.list_backends()[:8] == ["newton_euler", "lagrange_euler", "newton_euler_friction",
+                                      "lagrange_euler_friction", "symbolic", "symbolic_numba", "pinocchio", "pybullet"]
 
 
 def test_ours_do_not_import_the_references():

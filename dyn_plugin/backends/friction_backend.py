@@ -104,7 +104,7 @@ class FrictionBackend(SingleStateFastPath, Backend):
                 self._with_friction_fast = CompiledDynamics(self.rigid.model, self.gravity, self._diagonal_armature,
                                                             self.friction)
         fast = self._with_friction_fast
-        self._single, self._packed = (fast.single, fast.packed) if fast else (NO_SINGLE_STATE_PATH, None)
+        self._single = fast.single if fast else NO_SINGLE_STATE_PATH
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model.name!r}, n={self.model.n}, friction={self.friction.name!r})"

@@ -17,17 +17,18 @@ from .base import Backend, batch_args
 class SingleStateFastPath:
     """Public methods of :class:`Backend` with a shortcut for one state.
 
-    One state goes straight to its compiled kernel (``self._single``, on ``self._packed``):
+    One state goes straight to its compiled kernel (``self._single``, SingleStateKernels):
     each layer of Python here costs as much as the whole Newton-Euler pass.  Anything
     else - batches, lists, bad input - makes the kernel refuse and takes the validating
-    path of Backend, whose errors name the problem.  The four methods are spelled out
+    path of Backend, whose errors name the problem.  Batches skip the attempt (a refused
+    numba call costs ~100 µs, to build its error message).  The four methods are spelled out
     rather than generated because a shared helper would add a Python call to each.
     """
 
     def inverse_dynamics(self, q, qd, qdd):
         tau = np.empty(self.model.n)
         try:
-            if self._single.inverse_dynamics(self._packed, q, qd, qdd, tau) == 0:
+            if getattr(q, "ndim", 0) == 1 and self._single.inverse_dynamics(q, qd, qdd, tau) == 0:
                 return tau
         except TypeError:
             pass
@@ -36,7 +37,7 @@ class SingleStateFastPath:
     def forward_dynamics(self, q, qd, tau):
         qdd = np.empty(self.model.n)
         try:
-            if self._single.forward_dynamics(self._packed, q, qd, tau, qdd) == 0:
+            if getattr(q, "ndim", 0) == 1 and self._single.forward_dynamics(q, qd, tau, qdd) == 0:
                 return qdd
         except TypeError:
             pass
@@ -46,7 +47,7 @@ class SingleStateFastPath:
         n = self.model.n
         M = np.empty((n, n))
         try:
-            if self._single.mass_matrix(self._packed, q, M) == 0:
+            if getattr(q, "ndim", 0) == 1 and self._single.mass_matrix(q, M) == 0:
                 return M
         except TypeError:
             pass
@@ -55,7 +56,7 @@ class SingleStateFastPath:
     def bias_forces(self, q, qd):
         tau = np.empty(self.model.n)
         try:
-            if self._single.bias(self._packed, q, qd, tau) == 0:
+            if getattr(q, "ndim", 0) == 1 and self._single.bias(q, qd, tau) == 0:
                 return tau
         except TypeError:
             pass
@@ -82,7 +83,6 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
         self.compiled = bool(compiled)
         self._fast = CompiledDynamics(self.model) if self.compiled else None
         self._single = self._fast.single if self.compiled else NO_SINGLE_STATE_PATH
-        self._packed = self._fast.packed if self.compiled else None
 
     def _batch_inverse_dynamics(self, q, qd, qdd):
         if self.compiled:

@@ -22,12 +22,13 @@ _BUILTIN = {
     "newton_euler_friction": "dyn_plugin.backends.friction_backend:NewtonEulerFrictionBackend",
     "lagrange_euler_friction": "dyn_plugin.backends.friction_backend:LagrangeEulerFrictionBackend",
     "symbolic": "dyn_plugin.backends.symbolic_backend:SymbolicBackend",
+    "symbolic_numba": "dyn_plugin.backends.symbolic_backend:SymbolicNumbaBackend",
     "pinocchio": "dyn_plugin.backends.pinocchio_backend:PinocchioBackend",
     "pybullet": "dyn_plugin.backends.pybullet_backend:PybulletBackend",
 }
 OURS = ("newton_euler", "lagrange_euler")
 WITH_FRICTION = ("newton_euler_friction", "lagrange_euler_friction")
-GENERATED = ("symbolic",)
+GENERATED = ("symbolic", "symbolic_numba")
 REFERENCES = ("pinocchio", "pybullet")
 
 _factories: dict = dict(_BUILTIN)

@@ -10,6 +10,7 @@ that the caller can fall back to the validating path and its clear error message
 
 from __future__ import annotations
 
+import functools
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -31,7 +32,7 @@ def _for_size(kernel_pair, N: int):
 
 
 class SingleStateKernels(NamedTuple):
-    """The typed single-state kernels: ``kernel(packed, *arrays, out) -> status`` (0 = OK).
+    """The typed single-state kernels: ``kernel(*arrays, out) -> status`` (0 = OK).
     Called with anything but float64 vectors they raise TypeError; with a wrong length or
     a non-finite entry they return a non-zero status and leave ``out`` unspecified."""
 
@@ -49,9 +50,9 @@ NO_SINGLE_STATE_PATH = SingleStateKernels(_refuse, _refuse, _refuse, _refuse)
 """What a backend without compiled kernels uses: every call is refused (status -1)."""
 
 
-def _call(kernel, packed, out, *arrays):
+def _call(kernel, out, *arrays):
     try:
-        return out if kernel(packed, *arrays, out) == kernels.OK else None
+        return out if kernel(*arrays, out) == kernels.OK else None
     except TypeError:       # lists, batches, other dtypes or layouts: no compiled match
         return None
 
@@ -64,22 +65,22 @@ class CompiledDynamics:
         self.n = model.n
         self.packed = pack_model(model, gravity, armature, friction)
         self.has_friction = friction is not None
-        self.single = SingleStateKernels(kernels.single("inverse_dynamics"), kernels.single("bias"),
-                                         kernels.single("forward_dynamics"), kernels.single("mass_matrix"))
+        self.single = SingleStateKernels(*(functools.partial(kernels.single(name), self.packed)
+                                           for name in ("inverse_dynamics", "bias", "forward_dynamics", "mass_matrix")))
 
     def inverse_dynamics_single(self, q, qd, qdd):
         """τ (n,), or None when the arguments are not finite float64 vectors of length n."""
-        return _call(self.single.inverse_dynamics, self.packed, np.empty(self.n), q, qd, qdd)
+        return _call(self.single.inverse_dynamics, np.empty(self.n), q, qd, qdd)
 
     def bias_single(self, q, qd):
-        return _call(self.single.bias, self.packed, np.empty(self.n), q, qd)
+        return _call(self.single.bias, np.empty(self.n), q, qd)
 
     def forward_dynamics_single(self, q, qd, tau):
         """q̈ (n,), or None (bad arguments, or a joint at rest that needs stiction)."""
-        return _call(self.single.forward_dynamics, self.packed, np.empty(self.n), q, qd, tau)
+        return _call(self.single.forward_dynamics, np.empty(self.n), q, qd, tau)
 
     def mass_matrix_single(self, q):
-        return _call(self.single.mass_matrix, self.packed, np.empty((self.n, self.n)), q)
+        return _call(self.single.mass_matrix, np.empty((self.n, self.n)), q)
 
     # -- batches ---------------------------------------------------------------------------
 

@@ -577,6 +577,36 @@ def _stuck_batch(P, QD, out):
 stuck_batch = _serial_and_parallel(_stuck_batch)   # (serial, parallel)
 
 
+# -- linear algebra -----------------------------------------------------------------------
+
+@_jit
+def spd_solve(M, b, x):
+    """x = M⁻¹ b for a symmetric positive-definite M (n, n), by Cholesky; M is overwritten
+    by its factor L (lower triangle)."""
+    n = b.shape[0]
+    for j in range(n):
+        d = M[j, j]
+        for k in range(j):
+            d -= M[j, k] * M[j, k]
+        d = np.sqrt(d)
+        M[j, j] = d
+        for i in range(j + 1, n):
+            s = M[i, j]
+            for k in range(j):
+                s -= M[i, k] * M[j, k]
+            M[i, j] = s / d
+    for i in range(n):                      # L y = b
+        s = b[i]
+        for k in range(i):
+            s -= M[i, k] * x[k]
+        x[i] = s / M[i, i]
+    for i in range(n - 1, -1, -1):          # Lᵀ x = y
+        s = x[i]
+        for k in range(i + 1, n):
+            s -= M[k, i] * x[k]
+        x[i] = s / M[i, i]
+
+
 # -- the single-state kernels, typed ---------------------------------------------------------
 
 _VECTOR, _MATRIX, _MODEL = "float64[::1]", "float64[:, ::1]", "float64[:, ::1]"

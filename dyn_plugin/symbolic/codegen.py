@@ -84,7 +84,7 @@ import numpy as np
 
 from ..kinematics import REVOLUTE
 
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "5"
 LANGS = ("python", "numba", "c")
 
 ROTATION_SNAP = 1e-12      # |x| or |x ∓ 1| below this in a rest rotation → 0 or ±1
@@ -710,6 +710,25 @@ def _mass_matrix_program(g, links) -> _Program:
     return _Program(g, outputs)
 
 
+def _bias_and_mass_program(g, links, base_acc) -> _Program:
+    """The bias τ(q, q̇, 0) and M(q) in one DAG (forward dynamics needs both, and they
+    share the trig and the rotations)."""
+    n = len(links)
+    q = [g.var(f"q{i + 1}") for i in range(n)]
+    qd = [g.var(f"qd{i + 1}") for i in range(n)]
+    zero = [g.ZERO] * n
+    bias = _newton_euler(g, links, _symbols(g, links, q, qd, zero), base_acc)
+    outputs = [("bias", (i,), node) for i, node in enumerate(bias)]
+    for k in range(n):
+        unit = [g.const(1.0 if i == k else 0.0) for i in range(n)]
+        tau = _newton_euler(g, links, _symbols(g, links, q, zero, unit), None, gravity=False)
+        for i in range(k, n):
+            outputs.append(("M", (i, k), tau[i]))
+            if i != k:
+                outputs.append(("M", (k, i), tau[i]))
+    return _Program(g, outputs)
+
+
 # ----------------------------------------------------------------------------------------
 # printing
 # ----------------------------------------------------------------------------------------
@@ -808,24 +827,105 @@ def c_identifier(name: str) -> str:
     return ident if not ident[0].isdigit() else "robot_" + ident
 
 
-def _emit_python(printer, function, args, result, outputs, shape, docstring, numba: bool) -> str:
-    """A NumPy function vectorised over the batch (``row = ":"``), or a numba loop."""
-    ind = "        " if numba else "    "
+def _emit_python(printer, function, args, result, outputs, shape, docstring) -> str:
+    """A NumPy function vectorised over the batch."""
     lines = [f"def {function}({', '.join(args)}):", f'    """{docstring}"""']
-    if numba:
-        lines += [f"    {result} = np.empty({shape})", "    for k in range(q.shape[0]):"]
-    else:
-        lines += [f"    {a} = np.asarray({a}, dtype=float)" for a in args]
-        lines += [f"    {result} = np.empty({shape})"]
-    row = "k, " if numba else ":, "
-    for name, array, col in printer.inputs():
-        lines.append(f"{ind}{name} = {array}[{row}{col}]")
-    for name, text in printer.assignments():
-        lines.append(f"{ind}{name} = {text}")
-    for array, index, node in outputs:
-        lines.append(f"{ind}{array}[{row}{', '.join(map(str, index))}] = {printer.output(node)}")
+    lines += [f"    {a} = np.asarray({a}, dtype=float)" for a in args]
+    lines += [f"    {result} = np.empty({shape})"]
+    lines += [f"    {name} = {array}[:, {col}]" for name, array, col in printer.inputs()]
+    lines += [f"    {name} = {text}" for name, text in printer.assignments()]
+    lines += [f"    {array}[:, {', '.join(map(str, index))}] = {printer.output(node)}" for array, index, node in outputs]
     lines.append(f"    return {result}")
     return "\n".join(lines) + "\n"
+
+
+NUMBA_OPTIONS = 'cache=True, error_model="numpy", fastmath={"contract"}'
+_NUMBA_TYPES = {1: "float64[::1]", 2: "float64[:, ::1]"}
+
+
+def _emit_numba_state(printer, function, args, results, outputs, n) -> str:
+    """One state, typed: ``function(*args, *results) -> status`` (0; 1 wrong length; 2 a
+    non-finite input), so a caller can fall back to its validating path.  ``results`` are
+    (name, ndim) pairs: (n,) vectors or (n, n) matrices."""
+    names = [name for name, _ in results]
+    types = ", ".join([_NUMBA_TYPES[1]] * len(args) + [_NUMBA_TYPES[ndim] for _, ndim in results])
+    lengths = " or ".join(f"{a}.shape[0] != {n}" for a in args + names)
+    finite = " and ".join(f"math.isfinite({a}[i])" for a in args)
+    lines = [f'@njit("int64({types})", {NUMBA_OPTIONS})',
+             f"def {function}({', '.join(args + names)}):",
+             f'    """One state into {", ".join(names)}; returns 0, or 1 (a length is not {n}) / 2 (non-finite input)."""',
+             f"    if {lengths}:", "        return 1", f"    for i in range({n}):",
+             f"        if not ({finite}):", "            return 2"]
+    lines += [f"    {name} = {array}[{col}]" for name, array, col in printer.inputs()]
+    lines += [f"    {name} = {text}" for name, text in printer.assignments()]
+    lines += [f"    {array}[{', '.join(map(str, index))}] = {printer.output(node)}" for array, index, node in outputs]
+    lines.append("    return 0")
+    return "\n".join(lines) + "\n"
+
+
+def _emit_numba_batch(function, state, args, result, shape) -> str:
+    """A batch of states: a serial and a parallel loop over the per-state function, and
+    the entry point that picks one by batch size (as dyn_plugin.compiled does)."""
+    rows = ", ".join(f"{a}[k]" for a in args + [result])
+    loops = []
+    for kind, decorator, loop in (("serial", f"@njit({NUMBA_OPTIONS})", "range"),
+                                  ("parallel", f"@njit(parallel=True, {NUMBA_OPTIONS})", "prange")):
+        loops += [decorator, f"def _{function}_{kind}({', '.join(args)}, {result}):",
+                  f"    for k in {loop}({args[0]}.shape[0]):", f"        {state}({rows})", ""]
+    lines = loops + [
+        f"def {function}({', '.join(args)}):",
+        f'    """{function.replace("_", " ").capitalize()} of a batch: inputs (N, n) C-contiguous float64."""',
+        f"    {result} = np.empty({shape})",
+        f"    loop = _{function}_parallel if {args[0]}.shape[0] >= PARALLEL_FROM else _{function}_serial",
+        f"    loop({', '.join(args)}, {result})",
+        f"    return {result}"]
+    return "\n".join(lines) + "\n"
+
+
+def _numba_forward_dynamics(n) -> str:
+    """q̈ = M⁻¹ (τ − τ(q, q̇, 0)) from the generated τ and M, solved by Cholesky; the batch
+    loops allocate their scratch once per chunk of states."""
+    chunk = 64
+    return "\n".join([
+        f'@njit("int64(float64[::1], float64[::1], float64[::1])", {NUMBA_OPTIONS})',
+        "def bias_forces_state(q, qd, tau):",
+        '    """C(q, q̇) q̇ + g(q) of one state into tau; status as inverse_dynamics_state."""',
+        "    return inverse_dynamics_state(q, qd, np.zeros(q.shape[0]), tau)",
+        "",
+        f"@njit({NUMBA_OPTIONS})",
+        "def _forward_dynamics_core(q, qd, tau, qdd, M, rhs, zero):",
+        "    status = bias_and_mass_state(q, qd, rhs, M)",
+        f"    if status == 0 and (tau.shape[0] != {n} or qdd.shape[0] != {n}):",
+        "        status = 1",
+        "    if status != 0:",
+        "        return status",
+        f"    for i in range({n}):",
+        "        if not math.isfinite(tau[i]):",
+        "            return 2",
+        "        rhs[i] = tau[i] - rhs[i]",
+        "    spd_solve(M, rhs, qdd)",
+        "    return 0",
+        "",
+        f'@njit("int64(float64[::1], float64[::1], float64[::1], float64[::1])", {NUMBA_OPTIONS})',
+        "def forward_dynamics_state(q, qd, tau, qdd):",
+        '    """q̈ of one state into qdd (M q̈ = τ − bias, Cholesky); status as inverse_dynamics_state."""',
+        f"    return _forward_dynamics_core(q, qd, tau, qdd, np.empty(({n}, {n})), np.empty({n}), np.zeros({n}))",
+        "",
+    ] + [line for kind, loop in (("serial", "range"), ("parallel", "prange")) for line in (
+        f"@njit({'parallel=True, ' if loop == 'prange' else ''}{NUMBA_OPTIONS})",
+        f"def _forward_dynamics_{kind}(q, qd, tau, qdd):",
+        f"    for c in {loop}((q.shape[0] + {chunk - 1}) // {chunk}):",
+        f"        M, rhs, zero = np.empty(({n}, {n})), np.empty({n}), np.zeros({n})",
+        f"        for k in range(c * {chunk}, min(q.shape[0], (c + 1) * {chunk})):",
+        "            _forward_dynamics_core(q[k], qd[k], tau[k], qdd[k], M, rhs, zero)",
+        "")] + [
+        "def forward_dynamics(q, qd, tau):",
+        '    """Forward dynamics of a batch: inputs (N, n) C-contiguous float64."""',
+        "    qdd = np.empty(q.shape)",
+        "    loop = _forward_dynamics_parallel if q.shape[0] >= PARALLEL_FROM else _forward_dynamics_serial",
+        "    loop(q, qd, tau, qdd)",
+        "    return qdd",
+        ""])
 
 
 def _emit_c(printer, function, args, result, outputs, n_out, n) -> str:
@@ -914,23 +1014,36 @@ def generate(model, lang: str = "python", *, mass_matrix: bool = False,
             functions["mass_matrix"] = f"{ident}_mass_matrix"
             parts.append(_emit_c(_Printer(mm_program, "c"), functions["mass_matrix"], ["q"],
                                  "M", mm_program.outputs, n * n, n))
-    else:
-        numba = lang == "numba"
+    elif lang == "numba":
         functions = {"inverse_dynamics": "inverse_dynamics"}
-        parts += (["import math", "import numpy as np", "from numba import njit", ""] if numba
-                  else ["import numpy as np", ""])
-        parts += [f"ROBOT = {model.name!r}", f"N_JOINTS = {n}", f"GENERATOR_KEY = {key!r}",
-                  f"COUNTS = {counts!r}", ""]
-        decorator = "@njit(cache=True)\n" if numba else ""
-        parts.append(decorator + _emit_python(
+        parts += ["import math", "import numpy as np", "from numba import njit, prange", "",
+                  "from dyn_plugin.compiled.kernels import PARALLEL_FROM, spd_solve", "",
+                  f"ROBOT = {model.name!r}", f"N_JOINTS = {n}", f"GENERATOR_KEY = {key!r}", f"COUNTS = {counts!r}", "",
+                  _emit_numba_state(_Printer(id_program, lang), "inverse_dynamics_state", ["q", "qd", "qdd"],
+                                    [("tau", 1)], id_program.outputs, n),
+                  _emit_numba_batch("inverse_dynamics", "inverse_dynamics_state", ["q", "qd", "qdd"], "tau", "q.shape")]
+        if mm_program:
+            functions.update(mass_matrix="mass_matrix", forward_dynamics="forward_dynamics", bias_forces="bias_forces")
+            fd_program = _bias_and_mass_program(Graph(), links, base_acc)
+            parts += [_emit_numba_state(_Printer(mm_program, lang), "mass_matrix_state", ["q"], [("M", 2)],
+                                        mm_program.outputs, n),
+                      _emit_numba_state(_Printer(fd_program, lang), "bias_and_mass_state", ["q", "qd"],
+                                        [("bias", 1), ("M", 2)], fd_program.outputs, n),
+                      _emit_numba_batch("mass_matrix", "mass_matrix_state", ["q"], "M", f"(q.shape[0], {n}, {n})"),
+                      _numba_forward_dynamics(n),
+                      _emit_numba_batch("bias_forces", "bias_forces_state", ["q", "qd"], "tau", "q.shape")]
+    else:
+        functions = {"inverse_dynamics": "inverse_dynamics"}
+        parts += ["import numpy as np", "", f"ROBOT = {model.name!r}", f"N_JOINTS = {n}",
+                  f"GENERATOR_KEY = {key!r}", f"COUNTS = {counts!r}", ""]
+        parts.append(_emit_python(
             _Printer(id_program, lang), "inverse_dynamics", ["q", "qd", "qdd"], "tau", id_program.outputs,
-            "q.shape", f"Joint torques/forces tau (N, {n}) for q, qd, qdd of shape (N, {n}).", numba))
+            "q.shape", f"Joint torques/forces tau (N, {n}) for q, qd, qdd of shape (N, {n})."))
         if mm_program:
             functions["mass_matrix"] = "mass_matrix"
-            parts.append(decorator + _emit_python(
+            parts.append(_emit_python(
                 _Printer(mm_program, lang), "mass_matrix", ["q"], "M", mm_program.outputs,
-                f"(q.shape[0], {n}, {n})", f"Joint-space inertia matrix M (N, {n}, {n}) for q (N, {n}).",
-                numba))
+                f"(q.shape[0], {n}, {n})", f"Joint-space inertia matrix M (N, {n}, {n}) for q (N, {n})."))
     source = "\n".join(parts)
     return GeneratedCode(robot=model.name, lang=lang, source=source, counts=counts,
                          functions=functions, mass_matrix_counts=mm_counts, key=key)
