@@ -3,9 +3,10 @@
 :class:`CompiledDynamics` runs the numba kernels of :mod:`.kernels` on a model packed by
 :mod:`.layout`.  Its batch methods take C-contiguous float arrays of shape (N, n) that the
 caller has validated (:class:`~dyn_plugin.backends.base.Backend` does), and its
-``*_single`` methods are the low-overhead path for one state: they return ``None``
-instead of raising when the input is not three finite float64 vectors of length n, so
-that the caller can fall back to the validating path and its clear error messages.
+``single`` kernels are the low-overhead path for one state: they return a non-zero
+status (or raise TypeError) instead of computing when the input is not finite float64
+vectors of length n, so that the caller falls back to the validating path and its clear
+error messages (see :class:`~dyn_plugin.backends.ours.SingleStateFastPath`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 from . import kernels
 from .layout import pack_model
 
-__all__ = ["CompiledDynamics", "NO_SINGLE_STATE_PATH", "SingleStateKernels", "pack_model", "warm_up"]
+__all__ = ["CompiledDynamics", "NO_SINGLE_STATE_PATH", "SingleStateKernels", "pack_model"]
 
 
 def _contiguous(*arrays):
@@ -50,13 +51,6 @@ NO_SINGLE_STATE_PATH = SingleStateKernels(_refuse, _refuse, _refuse, _refuse)
 """What a backend without compiled kernels uses: every call is refused (status -1)."""
 
 
-def _call(kernel, out, *arrays):
-    try:
-        return out if kernel(*arrays, out) == kernels.OK else None
-    except TypeError:       # lists, batches, other dtypes or layouts: no compiled match
-        return None
-
-
 class CompiledDynamics:
     """Rigid-body dynamics of one model (with armature and load-independent friction if
     given), compiled.  Shapes: q, q̇, q̈, τ (N, n); M (N, n, n); wrenches (N, n, 3)."""
@@ -67,20 +61,6 @@ class CompiledDynamics:
         self.has_friction = friction is not None
         self.single = SingleStateKernels(*(functools.partial(kernels.single(name), self.packed)
                                            for name in ("inverse_dynamics", "bias", "forward_dynamics", "mass_matrix")))
-
-    def inverse_dynamics_single(self, q, qd, qdd):
-        """τ (n,), or None when the arguments are not finite float64 vectors of length n."""
-        return _call(self.single.inverse_dynamics, np.empty(self.n), q, qd, qdd)
-
-    def bias_single(self, q, qd):
-        return _call(self.single.bias, np.empty(self.n), q, qd)
-
-    def forward_dynamics_single(self, q, qd, tau):
-        """q̈ (n,), or None (bad arguments, or a joint at rest that needs stiction)."""
-        return _call(self.single.forward_dynamics, np.empty(self.n), q, qd, tau)
-
-    def mass_matrix_single(self, q):
-        return _call(self.single.mass_matrix, np.empty((self.n, self.n)), q)
 
     # -- batches ---------------------------------------------------------------------------
 
@@ -133,24 +113,3 @@ class CompiledDynamics:
         f, moment = np.empty(q.shape + (3,)), np.empty(q.shape + (3,))
         _for_size(kernels.joint_wrenches_batch, len(q))(self.packed, q, qd, qdd, f, moment)
         return f, moment
-
-
-def warm_up() -> None:
-    """Compile (or load from the cache) every kernel, outside any timed region."""
-    from ..kinematics import REVOLUTE
-    from ..model import RobotModel
-
-    model = RobotModel(
-        name="warm_up", joint_names=("j",), link_names=("l",), joint_types=(REVOLUTE,), parents=np.array([-1]),
-        joint_rotations=np.eye(3)[None], joint_positions=np.zeros((1, 3)), axes=np.array([[0.0, 0.0, 1.0]]),
-        masses=np.ones(1), coms=np.zeros((1, 3)), inertias=np.eye(3)[None], lower=np.full(1, -np.inf),
-        upper=np.full(1, np.inf), velocity_limits=np.full(1, np.inf), effort_limits=np.full(1, np.inf),
-        damping=np.zeros(1), friction=np.zeros(1), continuous=np.ones(1, dtype=bool))
-    fast = CompiledDynamics(model)
-    x = np.zeros(1)
-    fast.inverse_dynamics_single(x, x, x), fast.bias_single(x, x)
-    fast.forward_dynamics_single(x, x, x), fast.mass_matrix_single(x)
-    for N in (1, kernels.PARALLEL_FROM):
-        X = np.zeros((N, 1))
-        fast.inverse_dynamics(X, X, X), fast.mass_matrix(X), fast.forward_dynamics(X, X, X)
-        fast.joint_wrenches(X, X, X), fast.gravity_torques(X), fast.bias_forces(X, X), fast.velocity_terms(X, X)

@@ -8,8 +8,10 @@ algorithm has
 * a per-state core ``_<algo>_state(P, ..., W)`` working in the scratch array ``W``;
 * ``<algo>_single``: one state, arguments checked in the kernel (it returns a status
   instead of raising, so the caller can produce a clear error), no allocation but ``W``;
-* ``<algo>_batch``: N states, parallel over the machine's cores in chunks (each thread
-  allocates its own scratch once), so memory stays bounded for any N.
+  compiled for exactly one signature by :func:`single`;
+* ``<algo>_batch``: a (serial, parallel) pair of loops over N states, in chunks (each
+  chunk allocates its scratch once), so memory stays bounded for any N; the parallel one
+  from PARALLEL_FROM states.
 
 ``P`` is the packed model of :mod:`.layout`.  3-vectors travel as tuples, which numba
 keeps in registers.  Compiled once per machine: ``cache=True`` stores the machine code
