@@ -103,7 +103,8 @@ def _histograms(robot, rows, suite, folder) -> Path:
     floor = 1e-18  # exact agreement is drawn at the floor of the log scale
     bins = np.logspace(-18, max(0, np.log10(suite.rtol) + 2), 45)
     pairs = list(dict.fromkeys((c.backend, c.reference) for c in rows))
-    colours = dict(zip(pairs, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    palette = plt.get_cmap("tab20").colors           # 20 colours; more pairs than that reuse them
+    colours = {pair: palette[k % len(palette)] for k, pair in enumerate(pairs)}
     for ax, quantity in zip(axes.flat, quantities):
         for c in (c for c in rows if c.quantity == quantity):
             ax.hist(np.maximum(c.errors, floor), bins=bins, histtype="step", color=colours[(c.backend, c.reference)],
