@@ -26,9 +26,30 @@ import types
 import numba as nb
 import numpy as np
 
-from .layout import (ARMATURE, BASE_ACC, BREAKAWAY, COULOMB_NEG, COULOMB_POS, FRAME, HAS_FRICTION, INERTIA,
-                     KIND, MASS, MOMENT, PARENT, POS0, ROT0, SET_VALUED, SMOOTHING, STATIC_NEG, STATIC_POS,
-                     STRIBECK, VISCOUS)
+# -- the packed model's columns (see .layout, which fills them) ---------------------------
+# Kept here, not in .layout: numba freezes them into the cached machine code and only
+# notices a change to this file.
+# per-joint columns
+PARENT, KIND = 0, 1          # parent index (-1: base); 0 revolute, 1 prismatic
+ROT0 = 2                      # R₀' = F_λᵀ R₀ F_i, row-major 3×3 (9)
+POS0 = 11                     # p₀' = F_λᵀ p₀, joint origin in the parent frame (3)
+FRAME = 14                    # F_i, row-major (9): turns link quantities back to the URDF frame
+MASS = 23
+MOMENT = 24                   # first moment h = m c (3)
+INERTIA = 27                  # inertia about the link origin, row-major 3×3 (9)
+ARMATURE = 36                 # rotor inertia added to M's diagonal (pinocchio's armature)
+VISCOUS = 37                  # velocity friction (Schilling 6-3-3, see friction.models):
+COULOMB_POS, COULOMB_NEG = 38, 39
+STATIC_POS, STATIC_NEG = 40, 41
+STRIBECK = 42                 # Stribeck velocity ε (> 0)
+BREAKAWAY = 43                # transmission breakaway τ_B, added to both dry levels
+WIDTH = 44
+
+# robot row (row n)
+BASE_ACC = 0                  # fictitious base acceleration −g (3), Fu 3.3-46
+SMOOTHING = 3                 # tanh width of dry friction, 0 = sgn
+HAS_FRICTION = 4              # 1.0 when the friction columns are in use
+SET_VALUED = 5                # 1.0 when dry friction is sharp (a joint at rest needs stiction)
 
 OK, BAD_SHAPE, NOT_FINITE, AT_REST = 0, 1, 2, 3   # status codes of the *_single kernels
 CHUNK = 64                                       # states per scratch allocation in batches
@@ -582,31 +603,32 @@ stuck_batch = _serial_and_parallel(_stuck_batch)   # (serial, parallel)
 # -- linear algebra -----------------------------------------------------------------------
 
 @_jit
-def spd_solve(M, b, x):
-    """x = M⁻¹ b for a symmetric positive-definite M (n, n), by Cholesky; M is overwritten
-    by its factor L (lower triangle)."""
+def spd_solve(M, b, x):   # generated modules call this: bump codegen.GENERATOR_VERSION when it changes
+    """x = M⁻¹ b for a symmetric positive-definite M (n, n), by Cholesky M = L Lᵀ.  M is
+    overwritten: L below the diagonal, 1/L_jj on it (so that every division but n is a
+    multiplication)."""
     n = b.shape[0]
     for j in range(n):
         d = M[j, j]
         for k in range(j):
             d -= M[j, k] * M[j, k]
-        d = np.sqrt(d)
-        M[j, j] = d
+        inverse = 1.0 / np.sqrt(d)
+        M[j, j] = inverse
         for i in range(j + 1, n):
             s = M[i, j]
             for k in range(j):
                 s -= M[i, k] * M[j, k]
-            M[i, j] = s / d
+            M[i, j] = s * inverse
     for i in range(n):                      # L y = b
         s = b[i]
         for k in range(i):
             s -= M[i, k] * x[k]
-        x[i] = s / M[i, i]
+        x[i] = s * M[i, i]
     for i in range(n - 1, -1, -1):          # Lᵀ x = y
         s = x[i]
         for k in range(i + 1, n):
             s -= M[k, i] * x[k]
-        x[i] = s / M[i, i]
+        x[i] = s * M[i, i]
 
 
 # -- the single-state kernels, typed ---------------------------------------------------------

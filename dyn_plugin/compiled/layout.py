@@ -22,27 +22,11 @@ import numpy as np
 
 from ..kinematics import REVOLUTE, rotation_from_z
 
-# per-joint columns
-PARENT, KIND = 0, 1          # parent index (-1: base); 0 revolute, 1 prismatic
-ROT0 = 2                      # R₀' = F_λᵀ R₀ F_i, row-major 3×3 (9)
-POS0 = 11                     # p₀' = F_λᵀ p₀, joint origin in the parent frame (3)
-FRAME = 14                    # F_i, row-major (9): turns link quantities back to the URDF frame
-MASS = 23
-MOMENT = 24                   # first moment h = m c (3)
-INERTIA = 27                  # inertia about the link origin, row-major 3×3 (9)
-ARMATURE = 36                 # rotor inertia added to M's diagonal (pinocchio's armature)
-VISCOUS = 37                  # velocity friction (Schilling 6-3-3, see friction.models):
-COULOMB_POS, COULOMB_NEG = 38, 39
-STATIC_POS, STATIC_NEG = 40, 41
-STRIBECK = 42                 # Stribeck velocity ε (> 0)
-BREAKAWAY = 43                # transmission breakaway τ_B, added to both dry levels
-WIDTH = 44
-
-# robot row (row n)
-BASE_ACC = 0                  # fictitious base acceleration −g (3), Fu 3.3-46
-SMOOTHING = 3                 # tanh width of dry friction, 0 = sgn
-HAS_FRICTION = 4              # 1.0 when the friction columns are in use
-SET_VALUED = 5                # 1.0 when dry friction is sharp (a joint at rest needs stiction)
+# The column constants live in .kernels: numba freezes them into the machine code it
+# caches, and it only invalidates that cache when the kernels' own file changes.
+from .kernels import (ARMATURE, BASE_ACC, BREAKAWAY, COULOMB_NEG, COULOMB_POS, FRAME, HAS_FRICTION,  # noqa: E402
+                      INERTIA, KIND, MASS, MOMENT, PARENT, POS0, ROT0, SET_VALUED, SMOOTHING, STATIC_NEG,
+                      STATIC_POS, STRIBECK, VISCOUS, WIDTH)
 
 
 def pack_model(model, gravity=None, armature=None, friction=None) -> np.ndarray:

@@ -84,7 +84,7 @@ import numpy as np
 
 from ..kinematics import REVOLUTE
 
-GENERATOR_VERSION = "5"
+GENERATOR_VERSION = "6"
 LANGS = ("python", "numba", "c")
 
 ROTATION_SNAP = 1e-12      # |x| or |x ∓ 1| below this in a rest rotation → 0 or ±1
