@@ -88,13 +88,26 @@ def axis_rotation(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
 
 
 def rotation_from_z(axis: np.ndarray) -> np.ndarray:
-    """The smallest rotation R with R ẑ = axis (unit), by Rodrigues' formula; (3, 3)."""
-    z = np.array([0.0, 0.0, 1.0])
-    cosine = float(axis @ z)
-    if cosine < -1 + 1e-12:                      # opposite: half a turn about x
-        return np.diag([1.0, -1.0, -1.0])
-    k = skew(np.cross(z, axis))
-    return np.eye(3) + k + k @ k / (1.0 + cosine)
+    """A rotation R with R ẑ = axis (a unit 3-vector); (3, 3).
+
+    The columns are an orthonormal basis completed from the axis a.  With s = ±1 the sign
+    of a_z (+1 for a_z = 0) and k = 1 / (s + a_z), a denominator never below 1:
+
+        R = [[1 − s k a_x²,  −k a_x a_y,      a_x],
+             [−s k a_x a_y,  s − k a_y²,      a_y],
+             [−s a_x,        −a_y,            a_z]]
+
+    For a_z ≥ 0 this is the smallest rotation taking ẑ onto a (Rodrigues' formula), the
+    identity for ẑ; for a_z < 0 it is the smallest rotation onto a composed with a half
+    turn about x, diag(1, −1, −1) for −ẑ.  No branch divides by 1 + a_z, so every axis on
+    the sphere, −ẑ's neighbourhood included, gives R to machine precision.
+    """
+    x, y, z = (float(v) for v in axis)
+    s = 1.0 if z >= 0.0 else -1.0
+    k = 1.0 / (s + z)
+    return np.array([[1.0 - s * k * x * x, -k * x * y, x],
+                     [-s * k * x * y, s - k * y * y, y],
+                     [-s * x, -y, z]])
 
 
 def joint_motion(joint_type: str, axis: np.ndarray, q: np.ndarray):

@@ -1,18 +1,21 @@
-"""URDF in (through urchin) and out.
+"""URDF in and out.
 
-Reading happens in two steps.  A structural check over the raw XML gives clear errors
-that name the element at fault (urchin's own errors are terse, and it silently replaces
-a missing ``<inertial>`` by 1 kg and a zero axis by x).  urchin then parses the values.
-The kinematic tree is assembled here: fixed joints are merged into their parent link,
-and moving joints are ordered depth-first from the root with children sorted by joint
-name - the order pinocchio gets from urdfdom, which stores joints in a name-sorted map.
+Reading is our own, over lxml, and looks only at what the dynamics use: the links and
+their ``<inertial>``, the joints with their ``<origin>``, ``<axis>``, ``<limit>`` and
+``<dynamics>``.  Everything else (visuals, meshes, textures, transmissions, sensors,
+gazebo tags) is ignored, as urdfdom ignores it, while every number that is read is
+checked: a malformed or non-finite value is an error that names the element.  The
+kinematic tree is assembled here: fixed joints are merged into their parent link, and
+moving joints are ordered depth-first from the root with children sorted by joint name -
+the order pinocchio gets from urdfdom, which stores joints in a name-sorted map.  The walk
+is iterative and linear in the number of links.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import io
 import os
+import re
 from pathlib import Path
 from typing import Optional, Union
 
@@ -20,7 +23,7 @@ import numpy as np
 from lxml import etree
 
 from .errors import URDFError
-from .kinematics import PRISMATIC, REVOLUTE, matrix_to_rpy, parallel_axis
+from .kinematics import PRISMATIC, REVOLUTE, make_transform, matrix_to_rpy, parallel_axis, rot_x, rot_y, rot_z
 from .model import DEFAULT_GRAVITY, RobotModel, check_link_inertia
 
 MOVING_TYPES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
@@ -33,7 +36,8 @@ def load_urdf(path: Union[str, os.PathLike], *, strict: bool = False, gravity=DE
     Parameters
     ----------
     path : str or path-like
-        A fixed-base URDF file.  Meshes are never loaded.
+        A fixed-base URDF file, in any encoding its XML declaration names (UTF-8 if none).
+        Meshes are never loaded.
     strict : bool
         Treat a triangle-inequality break as an error (used for bundled robots)
         instead of a :class:`~dyn_plugin.errors.PhysicalValidityWarning`.
@@ -42,102 +46,211 @@ def load_urdf(path: Union[str, os.PathLike], *, strict: bool = False, gravity=DE
     """
     path = Path(path)
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except OSError as exc:
         raise URDFError(f"cannot read URDF file {str(path)!r}: {exc.strerror or exc}") from None
-    model = load_urdf_string(text, strict=strict, gravity=gravity, source=str(path))
+    model = load_urdf_string(data, strict=strict, gravity=gravity, source=str(path))
     return dataclasses.replace(model, source_path=str(path.resolve()))
 
 
-def load_urdf_string(text: str, *, strict: bool = False, gravity=DEFAULT_GRAVITY,
+def load_urdf_string(text: Union[str, bytes], *, strict: bool = False, gravity=DEFAULT_GRAVITY,
                      source: str = "<string>") -> RobotModel:
-    """Build a :class:`RobotModel` from URDF text; see :func:`load_urdf`."""
-    root = _parse_xml(text, source)
-    _check_structure(root, source)
-    robot = _parse_with_urchin(text, source)
-    inertial_links = {link.get("name") for link in root.iter("link") if link.find("inertial") is not None}
-    return _assemble(robot, inertial_links, text, source, strict, gravity)
+    """Build a :class:`RobotModel` from URDF text (str, or bytes in the encoding the XML
+    declaration names); see :func:`load_urdf`."""
+    root, text = _parse_xml(text, source)
+    links = _read_links(root, source)
+    joints = _read_joints(root, links, source)
+    base = _find_root(links, joints, source)
+    return _assemble(root.get("name") or "robot", base, links, joints, text, source, strict, gravity)
 
 
-# -- structural checks over the raw XML ---------------------------------------------
+# -- reading the XML ---------------------------------------------------------------------
+
+_XML_DECLARATION = re.compile(rb"^\s*<\?xml[^>]*\?>")
+_VERSION = re.compile(rb"""version\s*=\s*["'][^"']*["']""")
 
 
-def _parse_xml(text: str, source: str):
+def _parse_xml(text: Union[str, bytes], source: str):
+    """The ``<robot>`` element and the document as text (what the reference engines load).
+
+    An XML declaration with a version other than 1.0 (``<?xml version="0.0"?>`` occurs in
+    the wild; urdfdom ignores it) is read as 1.0."""
+    data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+    if isinstance(text, str):  # already decoded: the declaration's encoding no longer applies
+        data = _XML_DECLARATION.sub(b"", data, count=1)
+    declaration = _XML_DECLARATION.match(data)
+    if declaration and not re.search(rb"""version\s*=\s*["']1\.\d+["']""", declaration.group()):
+        data = data[:declaration.start()] + _VERSION.sub(b'version="1.0"', declaration.group()) + data[declaration.end():]
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
     try:
-        root = etree.fromstring(text.encode() if isinstance(text, str) else text)
+        root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError as exc:
         raise URDFError(f"{source}: malformed XML: {exc}") from None
     if root.tag != "robot":
         raise URDFError(f"{source}: the root element is <{root.tag}>, expected <robot>")
-    return root
+    encoding = root.getroottree().docinfo.encoding or "utf-8"
+    return root, text if isinstance(text, str) else data.decode(encoding)
 
 
-def _check_structure(root, source: str) -> None:
-    links = [link.get("name") for link in root.findall("link")]
-    for i, name in enumerate(links):
+def _numbers(element, attribute: str, count: int, default, where: str, unbounded: float = 0.0) -> np.ndarray:
+    """``count`` finite numbers from ``element``'s ``attribute`` (``default`` if absent).
+
+    ``unbounded`` (+1 or -1) also admits that one infinity, for a limit that is no limit."""
+    raw = element.get(attribute)
+    if raw is None:
+        if default is None:
+            raise URDFError(f"{where}: <{element.tag}> has no {attribute} attribute")
+        return np.array(default, dtype=float)
+    try:
+        values = np.array([float(v) for v in raw.split()], dtype=float)
+    except ValueError:
+        values = None
+    plural = "a number" if count == 1 else f"{count} numbers"
+    if values is None or values.shape != (count,):
+        raise URDFError(f"{where}: <{element.tag} {attribute}={raw!r}> must be {plural}")
+    if not np.all(np.isfinite(values) | (values == unbounded * np.inf)):
+        allowed = {1.0: " or inf (no limit)", -1.0: " or -inf (no limit)"}.get(unbounded, "")
+        raise URDFError(f"{where}: <{element.tag} {attribute}={raw!r}> must be finite{allowed} "
+                        "(NaN, and numbers beyond ±1.8e308 such as 1e999, describe no robot)")
+    return values
+
+
+def _origin(parent, where: str) -> np.ndarray:
+    """The 4x4 transform of ``parent``'s ``<origin xyz rpy>`` (identity if absent)."""
+    origin = parent.find("origin")
+    if origin is None:
+        return np.eye(4)
+    xyz = _numbers(origin, "xyz", 3, (0.0, 0.0, 0.0), where)
+    roll, pitch, yaw = _numbers(origin, "rpy", 3, (0.0, 0.0, 0.0), where)
+    return make_transform(rot_z(yaw) @ rot_y(pitch) @ rot_x(roll), xyz)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Inertial:
+    """A link's ``<inertial>``: mass (kg), inertia about the CoM (kg m²) and the pose of
+    the CoM frame in the link frame."""
+    mass: float
+    inertia: np.ndarray
+    frame: np.ndarray
+
+
+def _read_links(root, source: str) -> dict:
+    """Link name -> :class:`_Inertial` or None (no ``<inertial>``), in document order."""
+    links = {}
+    for number, link in enumerate(root.findall("link"), start=1):
+        name = link.get("name")
         if not name:
-            raise URDFError(f"{source}: <link> number {i + 1} has no name attribute")
-    duplicates = {name for name in links if links.count(name) > 1}
-    if duplicates:
-        raise URDFError(f"{source}: link names used more than once: {sorted(duplicates)}")
+            raise URDFError(f"{source}: <link> number {number} has no name attribute")
+        if name in links:
+            raise URDFError(f"{source}: link name {name!r} is used more than once")
+        inertial = link.find("inertial")
+        links[name] = None if inertial is None else _read_inertial(inertial, f"{source}: link {name!r}")
     if not links:
         raise URDFError(f"{source}: the robot has no <link>")
-    parent_joint = {}
+    return links
+
+
+def _read_inertial(inertial, where: str) -> _Inertial:
+    mass, inertia = inertial.find("mass"), inertial.find("inertia")
+    if mass is None or inertia is None:
+        raise URDFError(f"{where}: <inertial> needs a <mass value> and an <inertia ixx ixy ixz iyy iyz izz>")
+    (m,) = _numbers(mass, "value", 1, None, where)
+    xx, xy, xz, yy, yz, zz = (_numbers(inertia, key, 1, None, where)[0]
+                              for key in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
+    I = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+    return _Inertial(float(m), I, _origin(inertial, where))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Joint:
+    """A URDF joint as the dynamics see it (limits: ``None`` where the URDF gives none)."""
+    name: str
+    kind: str
+    parent: str
+    child: str
+    origin: np.ndarray
+    axis: np.ndarray
+    lower: Optional[float] = None
+    upper: Optional[float] = None
+    velocity: float = 0.0
+    effort: float = 0.0
+    damping: float = 0.0
+    friction: float = 0.0
+
+
+def _read_joints(root, links: dict, source: str) -> list:
+    joints, parent_joint = [], {}
     for joint in root.findall("joint"):
-        name = joint.get("name")
-        kind = joint.get("type")
+        name, kind = joint.get("name"), joint.get("type")
         if not name:
             raise URDFError(f"{source}: a <joint> has no name attribute")
+        where = f"{source}: joint {name!r}"
         if kind not in SUPPORTED_TYPES:
-            raise URDFError(
-                f"{source}: joint {name!r} has type {kind!r}; supported types are "
-                f"{sorted(SUPPORTED_TYPES)} (fixed-base trees only: no floating or planar joints)"
-            )
-        for role in ("parent", "child"):
-            element = joint.find(role)
-            link = None if element is None else element.get("link")
-            if link is None:
-                raise URDFError(f"{source}: joint {name!r} has no <{role} link=...>")
-            if link not in links:
-                raise URDFError(f"{source}: joint {name!r} names {role} link {link!r}, which does not exist")
-        child = joint.find("child").get("link")
+            raise URDFError(f"{where} has type {kind!r}; supported types are {sorted(SUPPORTED_TYPES)} "
+                            "(fixed-base trees only: no floating or planar joints)")
+        parent, child = (_link_of(joint, role, links, where) for role in ("parent", "child"))
         if child in parent_joint:
-            raise URDFError(
-                f"{source}: link {child!r} is the child of two joints ({parent_joint[child]!r} and "
-                f"{name!r}); a kinematic tree gives each link one parent (closed loops are not supported)"
-            )
+            raise URDFError(f"{source}: link {child!r} is the child of two joints ({parent_joint[child]!r} and "
+                            f"{name!r}); a kinematic tree gives each link one parent (closed loops are not supported)")
         parent_joint[child] = name
-        if kind in MOVING_TYPES:
-            _check_axis(joint, name, source)
-    roots = [link for link in links if link not in parent_joint]
+        joints.append(_Joint(name, kind, parent, child, _origin(joint, where),
+                             _axis(joint, where) if kind in MOVING_TYPES else np.array([1.0, 0.0, 0.0]),
+                             **_limit(joint, where), **_dynamics(joint, where)))
+    return joints
+
+
+def _link_of(joint, role: str, links: dict, where: str) -> str:
+    element = joint.find(role)
+    link = None if element is None else element.get("link")
+    if link is None:
+        raise URDFError(f"{where} has no <{role} link=...>")
+    if link not in links:
+        raise URDFError(f"{where} names {role} link {link!r}, which does not exist")
+    return link
+
+
+def _axis(joint, where: str) -> np.ndarray:
+    """The unit joint axis: ``<axis xyz>`` normalised (as pinocchio does), (1, 0, 0) if absent.
+
+    Any non-zero finite vector is normalised exactly (it is scaled by its largest component
+    first, so that even 1e-300 loses no precision); a zero vector is refused."""
+    element = joint.find("axis")
+    if element is None:
+        return np.array([1.0, 0.0, 0.0])
+    axis = _numbers(element, "xyz", 3, (1.0, 0.0, 0.0), where)
+    scale = np.abs(axis).max()
+    if scale == 0.0:
+        raise URDFError(f"{where}: <axis xyz={element.get('xyz')!r}> must be a non-zero 3-vector")
+    axis = axis / scale
+    return axis / np.linalg.norm(axis)
+
+
+def _limit(joint, where: str) -> dict:
+    """Joint limits; ``None`` for an absent lower or upper, 0 for an absent velocity or effort
+    (URDF: no limit)."""
+    element = joint.find("limit")
+    if element is None:
+        return {}
+    signs = {"lower": -1.0, "upper": 1.0, "velocity": 1.0, "effort": 1.0}
+    limits = {key: _numbers(element, key, 1, (np.nan,), where, unbounded=sign)[0] for key, sign in signs.items()}
+    return {key: None if np.isnan(value) and key in ("lower", "upper") else 0.0 if np.isnan(value) else float(value)
+            for key, value in limits.items()}
+
+
+def _dynamics(joint, where: str) -> dict:
+    element = joint.find("dynamics")
+    if element is None:
+        return {}
+    return {key: float(_numbers(element, key, 1, (0.0,), where)[0]) for key in ("damping", "friction")}
+
+
+def _find_root(links: dict, joints: list, source: str) -> str:
+    children = {joint.child for joint in joints}
+    roots = [link for link in links if link not in children]
     if len(roots) != 1:
-        raise URDFError(
-            f"{source}: expected exactly one root link (a link that is no joint's child), "
-            f"found {roots if roots else 'none: the joints form a loop'}"
-        )
-
-
-def _check_axis(joint, name: str, source: str) -> None:
-    axis = joint.find("axis")
-    if axis is None:
-        return  # URDF default (1, 0, 0)
-    try:
-        values = np.array([float(v) for v in axis.get("xyz", "1 0 0").split()])
-    except ValueError:
-        raise URDFError(f"{source}: joint {name!r}: <axis xyz> must be three numbers") from None
-    if values.shape != (3,) or not np.all(np.isfinite(values)) or np.linalg.norm(values) < 1e-9:
-        raise URDFError(f"{source}: joint {name!r}: <axis xyz={axis.get('xyz')!r}> must be a non-zero 3-vector")
-
-
-def _parse_with_urchin(text: str, source: str):
-    from urchin import URDF  # imported here: it pulls in trimesh, slow to import
-
-    stream = io.BytesIO(text.encode())
-    stream.name = source  # urchin resolves mesh paths against it; meshes are never loaded
-    try:
-        return URDF.load(stream, lazy_load_meshes=True)
-    except Exception as exc:  # urchin raises ValueError, KeyError, TypeError...
-        raise URDFError(f"{source}: invalid URDF: {type(exc).__name__}: {exc}") from None
+        raise URDFError(f"{source}: expected exactly one root link (a link that is no joint's child), "
+                        f"found {roots if roots else 'none: the joints form a loop'}")
+    return roots[0]
 
 
 # -- assembling the tree ---------------------------------------------------------------
@@ -157,48 +270,67 @@ class _Body:
         self.inertia_at_origin += inertia_com + parallel_axis(mass, com)
 
     def com_and_inertia(self):
+        """Centre of mass and inertia about it.  A massless body (a rotor-like link of a
+        DH-derived model) has no centre of mass; its rotational inertia is kept, placed at
+        the body origin (with no mass, the parallel-axis terms of every merged link vanish,
+        so the inertia about any point is the same)."""
         if self.mass <= 0:
-            return np.zeros(3), np.zeros((3, 3))
+            return np.zeros(3), self.inertia_at_origin.copy()
         com = self.first_moment / self.mass
         return com, self.inertia_at_origin - parallel_axis(self.mass, com)
 
 
-def _assemble(robot, inertial_links, text, source, strict, gravity) -> RobotModel:
+def _assemble(name, base, links, joints, text, source, strict, gravity) -> RobotModel:
     """Walk the tree from the root: merge fixed children into their moving body, number
-    moving joints depth-first.  Links without ``<inertial>`` weigh 0 kg (as in pinocchio)."""
-    children = {link.name: [] for link in robot.links}
-    for joint in robot.joints:
+    moving joints depth-first.  Links without ``<inertial>`` weigh 0 kg (as in pinocchio).
+
+    The walk keeps its own stack (a chain of any length, no recursion limit); a stack
+    entry is ``(joint that leads to the link or None, link, body index, placement of the
+    link in that body)``, and children are pushed in reverse name order so that they are
+    taken in name order, as a recursive depth-first walk would."""
+    children = {link: [] for link in links}
+    for joint in joints:
         children[joint.parent].append(joint)
-    for joint_list in children.values():
-        joint_list.sort(key=lambda j: j.name)  # urdfdom's name-sorted order, as pinocchio
-    link_map = robot.link_map
-    base = next(name for name in children if all(j.child != name for j in robot.joints))
-
-    joints, bodies, without_inertial = [], [], []  # joints: (urdf joint, placement, parent body index)
-
-    def visit(link_name: str, body_index: int, X: np.ndarray) -> None:
-        """Add link ``link_name``, placed at ``X`` in moving body ``body_index`` (-1: base)."""
-        link = link_map[link_name]
-        if body_index >= 0 and link_name not in inertial_links:
-            without_inertial.append(link_name)
-        elif body_index >= 0:
-            mass = float(link.inertial.mass)
-            inertia = np.asarray(link.inertial.inertia, dtype=float)
-            check_link_inertia(link_name, mass, inertia, strict=strict, where=f" in {source}")
-            R = X[:3, :3] @ link.inertial.origin[:3, :3]
-            com = X[:3, :3] @ link.inertial.origin[:3, 3] + X[:3, 3]
-            bodies[body_index].add(mass, com, R @ inertia @ R.T)
-        for joint in children[link_name]:
-            if joint.joint_type == "fixed":
-                visit(joint.child, body_index, X @ joint.origin)
-                continue
-            joints.append((joint, X @ joint.origin, body_index))
+    moving, bodies, without_inertial = [], [], []  # moving: (joint, placement in parent body, parent body)
+    stack, reached = [(None, base, -1, np.eye(4))], 0
+    while stack:
+        joint, link, body, X = stack.pop()
+        reached += 1
+        if joint is not None and joint.kind != "fixed":
+            moving.append((joint, X, body))
             bodies.append(_Body())
-            visit(joint.child, len(joints) - 1, np.eye(4))
-
-    visit(base, -1, np.eye(4))
-    model = _model_from_joints(robot.name, joints, bodies, text, gravity, base)
+            body, X = len(moving) - 1, np.eye(4)
+        if body >= 0:
+            _add_inertial(bodies[body], links[link], link, X, f" in {source}", strict, without_inertial)
+        for child_joint in sorted(children[link], key=lambda j: j.name, reverse=True):
+            stack.append((child_joint, child_joint.child, body, X @ child_joint.origin))
+    if reached < len(links):
+        raise URDFError(f"{source}: links {sorted(set(links) - _reached(base, children))} are not connected to the "
+                        f"root link {base!r} (their joints form a loop)")
+    model = _model_from_joints(name, moving, bodies, text, gravity, base)
     return dataclasses.replace(model, links_without_inertial=tuple(without_inertial))
+
+
+def _reached(base: str, children: dict) -> set:
+    """Names of the links reached from ``base`` (for the error message only)."""
+    seen, stack = set(), [base]
+    while stack:
+        link = stack.pop()
+        seen.add(link)
+        stack.extend(joint.child for joint in children[link])
+    return seen
+
+
+def _add_inertial(body: _Body, inertial: Optional[_Inertial], link: str, X: np.ndarray, where: str,
+                  strict: bool, without_inertial: list) -> None:
+    """Add a link's inertial data, placed at ``X`` in the body's frame."""
+    if inertial is None:
+        without_inertial.append(link)
+        return
+    check_link_inertia(link, inertial.mass, inertial.inertia, strict=strict, where=where)
+    R = X[:3, :3] @ inertial.frame[:3, :3]
+    com = X[:3, :3] @ inertial.frame[:3, 3] + X[:3, 3]
+    body.add(inertial.mass, com, R @ inertial.inertia @ R.T)
 
 
 def _model_from_joints(name, joints, bodies, text, gravity, base):
@@ -206,21 +338,18 @@ def _model_from_joints(name, joints, bodies, text, gravity, base):
     coms, inertias = zip(*(b.com_and_inertia() for b in bodies)) if n else ((), ())
     lower, upper, velocity, effort, damping, friction, continuous = (np.zeros(n) for _ in range(7))
     for i, (joint, _, _) in enumerate(joints):
-        limit, dyn = joint.limit, joint.dynamics
-        is_continuous = joint.joint_type == "continuous" or limit is None or (
-            limit.lower is None and limit.upper is None)
-        continuous[i] = joint.joint_type == "continuous"
-        lower[i] = -np.inf if is_continuous or limit.lower is None else limit.lower
-        upper[i] = np.inf if is_continuous or limit.upper is None else limit.upper
-        velocity[i] = np.inf if limit is None or not limit.velocity else limit.velocity
-        effort[i] = np.inf if limit is None or not limit.effort else limit.effort
-        damping[i] = 0.0 if dyn is None or dyn.damping is None else dyn.damping
-        friction[i] = 0.0 if dyn is None or dyn.friction is None else dyn.friction
+        unbounded = joint.kind == "continuous" or (joint.lower is None and joint.upper is None)
+        continuous[i] = joint.kind == "continuous"
+        lower[i] = -np.inf if unbounded or joint.lower is None else joint.lower
+        upper[i] = np.inf if unbounded or joint.upper is None else joint.upper
+        velocity[i] = joint.velocity or np.inf
+        effort[i] = joint.effort or np.inf
+        damping[i], friction[i] = joint.damping, joint.friction
     return RobotModel(
         name=name,
         joint_names=tuple(j.name for j, _, _ in joints),
         link_names=tuple(j.child for j, _, _ in joints),
-        joint_types=tuple(MOVING_TYPES[j.joint_type] for j, _, _ in joints),
+        joint_types=tuple(MOVING_TYPES[j.kind] for j, _, _ in joints),
         parents=np.array([parent for _, _, parent in joints], dtype=int),
         joint_rotations=np.array([X[:3, :3] for _, X, _ in joints]).reshape(n, 3, 3),
         joint_positions=np.array([X[:3, 3] for _, X, _ in joints]).reshape(n, 3),
@@ -306,6 +435,23 @@ def write_urdf(model: RobotModel, path: Union[str, os.PathLike], comments: Optio
 
 
 def urdf_text(model: RobotModel) -> str:
-    """The URDF a reference engine should load for this model: its source if it has one."""
-    return model.source_urdf if model.source_urdf is not None else to_urdf(model)
+    """The URDF a reference engine should load for this model: its source if it has one
+    (meshes and all), with every joint axis written as the unit vector the model uses.
 
+    pinocchio normalises a joint axis when it loads it, pybullet's stepping does not
+    (a ``0 0 1e-6`` axis makes it integrate a joint with a scaled-down axis); a source
+    whose axes are already unit is returned unchanged."""
+    if model.source_urdf is None:
+        return to_urdf(model)
+    root, _ = _parse_xml(model.source_urdf, "<model source>")
+    changed = False
+    for joint in root.findall("joint"):
+        element = joint.find("axis")
+        if joint.get("type") not in MOVING_TYPES or element is None:
+            continue
+        raw = _numbers(element, "xyz", 3, (1.0, 0.0, 0.0), "<model source>")
+        unit = _axis(joint, "<model source>")
+        if np.abs(raw - unit).max() > 0.0:
+            element.set("xyz", _fmt(unit))
+            changed = True
+    return etree.tostring(root, encoding="unicode") if changed else model.source_urdf

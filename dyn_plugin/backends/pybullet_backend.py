@@ -92,12 +92,14 @@ class PybulletBackend(Backend):
         self._motor_friction = None
 
     def _urdf_file(self, tmpdir: Path) -> Path:
-        """The model's own file when it has one (meshes resolve), else a written copy."""
-        source = self.model.source_path
-        if source and Path(source).is_file() and Path(source).read_text() == self.model.source_urdf:
+        """The model's own file when it holds exactly the reference text (meshes resolve),
+        else a written copy of :func:`~dyn_plugin.urdf.urdf_text`."""
+        text, source = urdf_text(self.model), self.model.source_path
+        if source and text == self.model.source_urdf and Path(source).is_file() and \
+                Path(source).read_text(errors="replace") == text:
             return Path(source)
-        path = tmpdir / f"{self.model.name or 'robot'}.urdf"
-        path.write_text(urdf_text(self.model))
+        path = tmpdir / "robot.urdf"
+        path.write_text(text)
         return path
 
     def _map_joints(self):

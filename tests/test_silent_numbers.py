@@ -1,0 +1,273 @@
+"""Regression tests for inputs that used to give silently wrong numbers, and for the URDF
+reader that replaced urchin (element-level errors, leniency where urdfdom is lenient,
+iterative tree walk).
+
+References: pinocchio (rnea, crba, aba) called directly on the same URDF text; relative
+error |ours − ref| / max(1, |ref|) ≤ 1e-12 element by element.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pin = pytest.importorskip("pinocchio")
+
+import dyn_plugin as dp  # noqa: E402
+from dyn_plugin.kinematics import rotation_from_z  # noqa: E402
+from dyn_plugin.urdf import urdf_text  # noqa: E402
+
+TOL = 1e-12
+# Our rigid-body backends that take any URDF (the friction backends add friction, the
+# symbolic ones are covered by tests/test_codegen.py and tests/test_symbolic_cache.py).
+RIGID = ("newton_euler", "lagrange_euler")
+
+
+def link(name, mass=1.0, inertia=(0.1, 0.2, 0.3), com="0.1 0.05 -0.02", rpy="0.3 -0.2 0.1", extra=""):
+    ixx, iyy, izz = inertia
+    return (f'<link name="{name}"><inertial><origin xyz="{com}" rpy="{rpy}"/><mass value="{mass}"/>'
+            f'<inertia ixx="{ixx}" iyy="{iyy}" izz="{izz}" ixy="0" ixz="0" iyz="0"/></inertial>{extra}</link>')
+
+
+def joint(name, parent, child, axis="0 0 1", xyz="0.1 0 0.3", rpy="0 0 0", kind="revolute", extra=""):
+    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin xyz="{xyz}" rpy="{rpy}"/><axis xyz="{axis}"/>'
+            f'<limit lower="-3" upper="3" effort="10" velocity="5"/>{extra}</joint>')
+
+
+def robot(*elements, name="r"):
+    return f'<robot name="{name}"><link name="base"/>{"".join(elements)}</robot>'
+
+
+def pinocchio_references(xml, states):
+    pm = pin.buildModelFromXML(xml)
+    pd = pm.createData()
+    out = {"tau": [], "M": [], "qdd": []}
+    for q, qd, qdd, tau in states:
+        out["tau"].append(pin.rnea(pm, pd, q, qd, qdd))
+        M = pin.crba(pm, pd, q)
+        out["M"].append(np.triu(M) + np.triu(M, 1).T)
+        out["qdd"].append(pin.aba(pm, pd, q, qd, tau))
+    return {k: np.array(v) for k, v in out.items()}
+
+
+def random_states(n, count=10, seed=0):
+    rng = np.random.default_rng(seed)
+    return [tuple(rng.uniform(-2, 2, (4, n))) for _ in range(count)]
+
+
+def rel_err(ours, ref):
+    return float(np.max(np.abs(np.asarray(ours) - ref) / np.maximum(1.0, np.abs(ref))))
+
+
+def assert_matches_pinocchio(xml, backends=RIGID):
+    model = dp.load_urdf_string(xml)
+    states = random_states(model.n)
+    ref = pinocchio_references(xml, states)
+    Q, QD, QDD, TAU = (np.array(column) for column in zip(*states))
+    for name in backends:
+        be = dp.get_backend(name, model)
+        assert rel_err(be.inverse_dynamics(Q, QD, QDD), ref["tau"]) <= TOL, name
+        assert rel_err(be.mass_matrix(Q), ref["M"]) <= TOL, name
+        # q̈ by backward error: our q̈ must reproduce the torque (M is well conditioned here)
+        qdd = be.forward_dynamics(Q, QD, TAU)
+        assert np.all(np.isfinite(qdd)), name
+        assert rel_err(qdd, ref["qdd"]) <= 1e-10, name
+    return model
+
+
+# -- zero-mass links keep their rotational inertia ------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["middle", "leaf"])
+def test_massless_link_keeps_its_inertia(where):
+    rotor = link("rotor", mass=0.0, inertia=(0.3, 0.3, 0.3), com="0 0 0")
+    arm = link("arm", mass=1.0)
+    order = (rotor, arm) if where == "middle" else (arm, rotor)
+    names = ("rotor", "arm") if where == "middle" else ("arm", "rotor")
+    xml = robot(*order, joint("j1", "base", names[0]), joint("j2", names[0], names[1], axis="0 1 0"))
+    model = assert_matches_pinocchio(xml)
+    index = model.link_names.index("rotor")
+    assert np.allclose(model.inertias[index], 0.3 * np.eye(3), rtol=0, atol=1e-15)
+
+
+def test_massless_links_merged_through_a_fixed_joint_keep_their_inertia():
+    """Two massless links with rotated, off-origin inertias merged into one body: the sum
+    of their rotated inertias, about any point (there is no mass to shift)."""
+    xml = robot(link("a", mass=0.0, inertia=(0.1, 0.2, 0.25), com="0.3 0 0", rpy="0.4 0.1 0"),
+                link("b", mass=0.0, inertia=(0.05, 0.05, 0.08), com="0 0.2 0", rpy="0 0 0.7"),
+                link("tip", mass=2.0),
+                joint("j1", "base", "a"), joint("fix", "a", "b", kind="fixed", rpy="0.2 0 0"),
+                joint("j2", "b", "tip", axis="1 0 0"))
+    assert_matches_pinocchio(xml)
+
+
+# -- joint axes anywhere on the sphere -------------------------------------------------------
+
+
+AXES_NEAR_POLES = ["0 2e-6 -0.999999999998", "1e-12 0 -1", "0 0 -1", "3e-9 -4e-9 -1", "0 0 1",
+                   "1e-7 0 1", "-1 1e-9 0", "0 -1 1e-13", "1 0 -1e-10"]
+
+
+@pytest.mark.parametrize("axis", AXES_NEAR_POLES)
+def test_axes_near_coordinate_axes_match_pinocchio(axis):
+    """The compiled newton_euler re-frames every joint so that its axis is z; near −z the
+    old frame (Rodrigues with 1/(1 + cos)) lost 7e-5 of τ."""
+    xml = robot(link("a"), link("b", mass=2.0, com="0.1 0 0.1"),
+                joint("j1", "base", "a", axis=axis, rpy="1 0 0"), joint("j2", "a", "b", axis=axis, rpy="0 0.5 0"))
+    assert_matches_pinocchio(xml)
+
+
+def test_rotation_from_z_is_a_rotation_onto_the_axis_everywhere():
+    rng = np.random.default_rng(3)
+    axes = [np.array(a, dtype=float) for a in
+            ([0, 0, 1], [0, 0, -1], [1, 0, 0], [0, -1, 0], [0, 2e-6, -0.999999999998], [1e-15, 0, -1],
+             [0, 0, -1 + 1e-14], [-1e-8, 1e-8, -1])]
+    axes += list(rng.normal(size=(500, 3)))
+    for a in axes:
+        a = a / np.linalg.norm(a)
+        R = rotation_from_z(a)
+        assert np.abs(R.T @ R - np.eye(3)).max() <= 1e-15  # a few ulps
+        assert abs(np.linalg.det(R) - 1.0) <= 1e-15
+        assert np.abs(R[:, 2] - a).max() == 0.0
+
+
+@pytest.mark.parametrize("axis", ["0 0 1e-6", "0 3e-5 0", "2 0 0", "0 1e-9 -1e-9"])
+def test_non_unit_axes_are_normalised_as_pinocchio_does(axis):
+    """Short axes used to be replaced by x (urchin); pinocchio normalises them."""
+    xml = robot(link("a"), link("b", mass=2.0), joint("j1", "base", "a", axis=axis), joint("j2", "a", "b", axis="0 1 0"))
+    model = assert_matches_pinocchio(xml)
+    values = np.array([float(v) for v in axis.split()])
+    assert np.allclose(model.axes[0], values / np.linalg.norm(values), rtol=0, atol=1e-15)
+
+
+def test_an_axis_of_norm_1e_300_is_the_unit_axis():
+    """Beyond pinocchio (its normalisation underflows: |a|² = 1e-600 is 0): the model
+    equals the one written with the unit axis (bit for bit where the short axis is exact;
+    subnormal components carry fewer digits)."""
+    def model(axis):
+        return dp.load_urdf_string(robot(link("a"), joint("j1", "base", "a", axis=axis)))
+    assert np.array_equal(model("1e-300 0 0").axes, model("1 0 0").axes)
+    assert np.allclose(model("-3e-310 0 4e-310").axes, model("-0.6 0 0.8").axes, rtol=0, atol=1e-15)
+
+
+def test_the_references_load_unit_axes():
+    """pybullet steps with the axis as written, so the reference text carries unit axes."""
+    xml = robot(link("a"), joint("j1", "base", "a", axis="0 0 1e-6"))
+    model = dp.load_urdf_string(xml)
+    reread = dp.load_urdf_string(urdf_text(model))
+    assert np.array_equal(reread.axes, model.axes)
+    assert 'xyz="0.0 0.0 1.0"' in urdf_text(model)
+    unit = dp.load_urdf_string(robot(link("a"), joint("j1", "base", "a", axis="0 0 1")))
+    assert urdf_text(unit) == unit.source_urdf  # already unit: the source, unchanged
+
+
+def test_pybullet_steps_a_short_axis_like_a_unit_one():
+    """One pybullet step of a joint written with axis 0 0 1e-6 equals our q̈ (it used to
+    integrate a scaled-down axis, and validate hung in the rollout)."""
+    xml = robot(link("a"), link("b", mass=2.0, com="0.1 0 0.1"),
+                joint("j1", "base", "a", axis="1e-6 0 0"), joint("j2", "a", "b", axis="0 1 0"))
+    model = dp.load_urdf_string(xml)
+    ours = dp.get_backend("newton_euler", model)
+    reference = dp.get_backend("pybullet", model)
+    q, qd = np.array([0.3, -0.4]), np.array([0.2, 0.1])
+    assert rel_err(reference.mass_matrix(q), ours.mass_matrix(q)) <= 1e-9
+
+
+# -- every number read is finite -----------------------------------------------------------------
+
+
+BASE = robot(link("a"), joint("j1", "base", "a", extra='<dynamics damping="0.1" friction="0.2"/>'))
+
+
+@pytest.mark.parametrize("old, new, element", [
+    ('xyz="0.1 0 0.3"', 'xyz="nan 0 0.3"', "<origin xyz='nan 0 0.3'>"),
+    ('rpy="0 0 0"', 'rpy="0 inf 0"', "<origin rpy='0 inf 0'>"),
+    ('com="0.1 0.05 -0.02"'.replace("com", "xyz"), 'xyz="0.1 1e999 0"', "<origin xyz='0.1 1e999 0'>"),
+    ('<mass value="1.0"/>', '<mass value="nan"/>', "<mass value='nan'>"),
+    ('ixx="0.1"', 'ixx="-inf"', "<inertia ixx='-inf'>"),
+    ('lower="-3"', 'lower="nan"', "<limit lower='nan'>"),
+    ('effort="10"', 'effort="-1e999"', "<limit effort='-1e999'>"),
+    ('upper="3"', 'upper="-inf"', "<limit upper='-inf'>"),
+    ('damping="0.1"', 'damping="inf"', "<dynamics damping='inf'>"),
+    ('friction="0.2"', 'friction="NaN"', "<dynamics friction='NaN'>"),
+    ('axis xyz="0 0 1"', 'axis xyz="0 nan 1"', "<axis xyz='0 nan 1'>"),
+    ('ixx="0.1"', 'ixx="0.1 0.2"', "<inertia ixx='0.1 0.2'>"),
+    ('lower="-3"', 'lower="low"', "<limit lower='low'>"),
+])
+def test_non_finite_and_malformed_numbers_are_refused_naming_the_element(old, new, element):
+    assert old in BASE
+    with pytest.raises(dp.URDFError) as info:
+        dp.load_urdf_string(BASE.replace(old, new, 1))
+    assert element in str(info.value)
+
+
+def test_infinite_limits_mean_no_limit():
+    xml = BASE.replace('lower="-3" upper="3" effort="10" velocity="5"',
+                       'lower="-inf" upper="1e999" effort="inf" velocity="inf"')
+    model = dp.load_urdf_string(xml)
+    assert (model.lower[0], model.upper[0], model.effort_limits[0], model.velocity_limits[0]) == \
+        (-np.inf, np.inf, np.inf, np.inf)
+
+
+def test_an_inertial_without_inertia_names_the_link():
+    xml = robot('<link name="a"><inertial><mass value="1"/></inertial></link>', joint("j1", "base", "a"))
+    with pytest.raises(dp.URDFError, match="link 'a'.*<inertia"):
+        dp.load_urdf_string(xml)
+
+
+def test_links_in_a_loop_beside_the_tree_are_refused():
+    xml = robot(link("a"), link("x"), link("y"), joint("j1", "base", "a"),
+                joint("jx", "x", "y"), joint("jy", "y", "x"))
+    with pytest.raises(dp.URDFError, match=r"\['x', 'y'\] are not connected"):
+        dp.load_urdf_string(xml)
+
+
+# -- lenient where urdfdom is: what plays no part in the dynamics ---------------------------------
+
+
+LENIENT = [
+    ("texture", robot(link("a", extra='<visual><geometry><box size="1 1 1"/></geometry><material name="m">'
+                                     '<texture/></material></visual>'), joint("j1", "base", "a"))),
+    ("transmission naming another file's joint",
+     robot(link("a"), joint("j1", "base", "a"),
+           '<transmission name="t"><type>transmission_interface/SimpleTransmission</type>'
+           '<joint name="elsewhere"/><actuator name="m"><mechanicalReduction>1</mechanicalReduction>'
+           '</actuator></transmission>')),
+    ("word as mechanical reduction",
+     robot(link("a"), joint("j1", "base", "a"),
+           '<transmission name="t"><joint name="j1"/><actuator name="m">'
+           '<mechanicalReduction>reduction</mechanicalReduction></actuator></transmission>')),
+    ("xml version 0.0", '<?xml version="0.0"?>\n' + robot(link("a"), joint("j1", "base", "a"))),
+    ("gazebo and sensors", robot(link("a"), joint("j1", "base", "a"),
+                                 '<gazebo reference="a"><sensor name="s" type="camera"/></gazebo>')),
+]
+
+
+@pytest.mark.parametrize("label, xml", LENIENT, ids=[label for label, _ in LENIENT])
+def test_elements_outside_the_dynamics_are_ignored_as_urdfdom_does(label, xml):
+    pin.buildModelFromXML(xml)  # pinocchio (urdfdom) loads it
+    model = dp.load_urdf_string(xml)
+    assert model.joint_names == ("j1",)
+
+
+def test_a_latin1_file_loads_and_undecodable_bytes_are_a_urdf_error(tmp_path):
+    xml = robot(link("a"), joint("j1", "base", "a")).replace('name="r"', 'name="bras articulé"')
+    latin1 = tmp_path / "latin1.urdf"
+    latin1.write_bytes(b'<?xml version="1.0" encoding="ISO-8859-1"?>\n' + xml.encode("latin-1"))
+    assert dp.load_urdf(latin1).name == "bras articulé"
+    broken = tmp_path / "broken.urdf"
+    broken.write_bytes(xml.encode("latin-1"))  # no declaration: UTF-8, and é is not UTF-8 here
+    with pytest.raises(dp.URDFError, match="malformed XML"):
+        dp.load_urdf(broken)
+
+
+def test_a_chain_of_five_thousand_links_loads_without_recursion():
+    """The tree walk is iterative (a recursive walk raised RecursionError near 990 links)."""
+    count = 5000
+    parts = [link(f"l{i}", inertia=(0.1, 0.1, 0.1)) + joint(f"j{i:05d}", "base" if i == 0 else f"l{i - 1}", f"l{i}",
+                                                             axis="0 1 0") for i in range(count)]
+    model = dp.load_urdf_string(robot(*parts))
+    assert model.n == count
+    assert model.parents[-1] == count - 2
+    assert model.joint_names[0] == "j00000" and model.joint_names[-1] == f"j{count - 1:05d}"
