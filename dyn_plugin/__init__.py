@@ -14,7 +14,7 @@ motor inertia (``newton_euler_friction``, ``lagrange_euler_friction``; see
 from .backends import Backend, get_backend, list_backends, register_backend, unregister_backend
 from .dh import DHRow, model_from_dh, read_dh_table
 from .errors import (BackendError, DynPluginError, InputError, ModelError, PhysicalValidityWarning,
-                     UnknownRobotError, URDFError)
+                     UnknownRobotError, URDFError, URDFWarning)
 from .friction.parameters import FrictionModel, load_friction
 from .model import RobotModel
 from .robots import list_robots, load_robot, robot_table
@@ -25,7 +25,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Backend", "BackendError", "DHRow", "FrictionModel", "load_friction", "DynPluginError", "InputError", "JointLimitWarning", "ModelError",
-    "PhysicalValidityWarning", "RobotModel", "URDFError", "UnknownRobotError", "get_backend",
+    "PhysicalValidityWarning", "RobotModel", "URDFError", "URDFWarning", "UnknownRobotError", "get_backend",
     "list_backends", "list_robots", "load_robot", "load_urdf", "load_urdf_string",
     "model_from_dh", "read_dh_table", "register_backend", "robot_table", "SimulationError", "simulate",
     "to_urdf", "Trajectory",

@@ -30,9 +30,29 @@ class BackendError(DynPluginError, LookupError):
     """An unknown backend name, or a backend that cannot be built for a model."""
 
 
+class SimulationError(DynPluginError, RuntimeError):
+    """A simulation that cannot go on: a state that became NaN or infinite (the message
+    names the step, the time and the joint), or a joint limit with on_limit='raise'."""
+
+
+class URDFWarning(UserWarning):
+    """A URDF element the model does not follow as written: ``<mimic>`` joints, kept as
+    independent degrees of freedom (as pinocchio's ``buildModel`` does by default)."""
+
+
 class PhysicalValidityWarning(UserWarning):
     """A user URDF whose inertia breaks the triangle inequality.
 
     pinocchio accepts such a link, pybullet silently zeroes its inertia; results from
     the two then differ.  Bundled robots raise :class:`ModelError` instead.
+    """
+
+
+class NumericalError(InputError, ArithmeticError):
+    """A result that is not finite although every input is: float64 overflowed.
+
+    Raised instead of returning NaN or inf, e.g. for q̇ = 1e300 (whose square does not
+    fit in a double).  The message names the quantity, the state and joint where the
+    result broke down and the largest input there.  An :class:`InputError` because
+    inputs that large are what causes it with a valid model; also an ``ArithmeticError``.
     """

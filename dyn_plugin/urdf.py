@@ -16,13 +16,14 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import warnings
 from pathlib import Path
 from typing import Optional, Union
 
 import numpy as np
 from lxml import etree
 
-from .errors import URDFError
+from .errors import URDFError, URDFWarning
 from .kinematics import PRISMATIC, REVOLUTE, make_transform, matrix_to_rpy, parallel_axis, rot_x, rot_y, rot_z
 from .model import DEFAULT_GRAVITY, RobotModel, check_link_inertia
 
@@ -196,7 +197,21 @@ def _read_joints(root, links: dict, source: str) -> list:
         joints.append(_Joint(name, kind, parent, child, _origin(joint, where),
                              _axis(joint, where) if kind in MOVING_TYPES else np.array([1.0, 0.0, 0.0]),
                              **_limit(joint, where), **_dynamics(joint, where)))
+    _warn_about_mimic_joints(root, source)
     return joints
+
+
+def _warn_about_mimic_joints(root, source: str) -> None:
+    """One warning naming every ``<mimic>`` joint (and any that mimics a missing joint)."""
+    names = {joint.get("name") for joint in root.findall("joint")}
+    mimics = {joint.get("name"): joint.find("mimic").get("joint") for joint in root.findall("joint")
+              if joint.find("mimic") is not None and joint.get("type") in MOVING_TYPES}
+    if not mimics:
+        return
+    pairs = ", ".join(f"{name!r} follows {leader!r}" + ("" if leader in names else " (no such joint)")
+                      for name, leader in mimics.items())
+    warnings.warn(f"{source}: mimic joints are kept as independent degrees of freedom: {pairs}", URDFWarning,
+                  stacklevel=4)
 
 
 def _link_of(joint, role: str, links: dict, where: str) -> str:

@@ -271,3 +271,30 @@ def test_a_chain_of_five_thousand_links_loads_without_recursion():
     assert model.n == count
     assert model.parents[-1] == count - 2
     assert model.joint_names[0] == "j00000" and model.joint_names[-1] == f"j{count - 1:05d}"
+
+
+def test_mimic_joints_are_named_in_one_warning_and_kept_independent():
+    xml = robot(link("a"), link("b"), link("c"), joint("j1", "base", "a"),
+                joint("j2", "a", "b", extra='<mimic joint="j1" multiplier="2"/>'),
+                joint("j3", "a", "c", extra='<mimic joint="gone"/>'))
+    with pytest.warns(dp.URDFWarning) as record:
+        model = dp.load_urdf_string(xml)
+    assert len(record) == 1
+    message = str(record[0].message)
+    assert "'j2' follows 'j1'" in message and "'j3' follows 'gone' (no such joint)" in message
+    assert model.n == pin.buildModelFromXML(xml).nv == 3
+
+
+@pytest.mark.parametrize("name", dp.list_backends())
+def test_every_backend_answers_a_robot_without_moving_joints(name):
+    """A model of fixed joints only: empty results of the documented shapes (lagrange_euler
+    and the reference adapters used to raise IndexError / ValueError)."""
+    xml = robot(link("a"), joint("f", "base", "a", kind="fixed"))
+    be = dp.get_backend(name, dp.load_urdf_string(xml))
+    one, batch = np.zeros(0), np.zeros((3, 0))
+    assert be.inverse_dynamics(one, one, one).shape == (0,)
+    assert be.inverse_dynamics(batch, batch, batch).shape == (3, 0)
+    assert be.mass_matrix(one).shape == (0, 0)
+    assert be.mass_matrix(batch).shape == (3, 0, 0)
+    assert be.forward_dynamics(batch, batch, batch).shape == (3, 0)
+    assert be.gravity_torques(one).shape == (0,)

@@ -48,7 +48,7 @@ def pseudo_inertia(mass: float, com: np.ndarray, inertia_com: np.ndarray) -> np.
 
 def _generators(model, T: np.ndarray) -> np.ndarray:
     """World-frame derivative operators ⁰A_j Q_j (⁰A_j)⁻¹ of every joint, (N, n, 4, 4)."""
-    Q = np.array([derivative_operator(t, a) for t, a in zip(model.joint_types, model.axes)])
+    Q = np.array([derivative_operator(t, a) for t, a in zip(model.joint_types, model.axes)]).reshape(model.n, 4, 4)
     return T @ Q @ np.linalg.inv(T)
 
 

@@ -48,7 +48,7 @@ class PinocchioBackend(Backend):
             self._idx_q.append(pm.joints[jid].idx_q)
             self._idx_v.append(pm.joints[jid].idx_v)
             self._two_q.append(pm.joints[jid].nq == 2)
-        self._idx_v = np.array(self._idx_v)
+        self._idx_v = np.array(self._idx_v, dtype=int)
 
     def to_pin_q(self, q):
         """Our joint positions (n,) as pinocchio's configuration vector (nq,)."""

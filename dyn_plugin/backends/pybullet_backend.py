@@ -112,7 +112,7 @@ class PybulletBackend(Backend):
                 dof_joints.append(j)
         if sorted(dof_names) != sorted(self.model.joint_names):
             raise BackendError(f"pybullet's joints {dof_names} differ from the model's {list(self.model.joint_names)}")
-        self._order = np.array([dof_names.index(name) for name in self.model.joint_names])  # ours -> theirs
+        self._order = np.array([dof_names.index(name) for name in self.model.joint_names], dtype=int)  # ours -> theirs
         self.joint_indices = [dof_joints[k] for k in self._order]  # pybullet joint index of each of ours
 
     def _to_pb(self, x):
@@ -122,6 +122,8 @@ class PybulletBackend(Backend):
 
     def _batch_inverse_dynamics(self, q, qd, qdd):
         p, body, cid = self._p, self.body, self.client
+        if self.model.n == 0:  # pybullet answers None for a body without degrees of freedom
+            return np.zeros_like(q)
         rows = [p.calculateInverseDynamics(body, self._to_pb(a), self._to_pb(b), self._to_pb(c), physicsClientId=cid)
                 for a, b, c in zip(q, qd, qdd)]
         return np.array(rows)[:, self._order]
@@ -129,7 +131,9 @@ class PybulletBackend(Backend):
     def _batch_mass_matrix(self, q):
         p, body, cid = self._p, self.body, self.client
         ix = np.ix_(self._order, self._order)
-        return np.array([np.array(p.calculateMassMatrix(body, self._to_pb(a), physicsClientId=cid))[ix] for a in q])
+        n = self.model.n
+        return np.array([np.reshape(p.calculateMassMatrix(body, self._to_pb(a), physicsClientId=cid), (n, n))[ix]
+                         for a in q]).reshape(len(q), n, n)
 
 
     # -- stepping: pybullet as the integrator ------------------------------------------
