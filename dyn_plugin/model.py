@@ -22,6 +22,7 @@ from .errors import ModelError, PhysicalValidityWarning
 from .kinematics import PRISMATIC, REVOLUTE
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+INERTIA_ROUND_OFF = 1e-18  # kg·m²: principal moments this close to zero are zero (see check_link_inertia)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -187,7 +188,10 @@ def check_link_inertia(link: str, mass: float, inertia: np.ndarray, strict: bool
     if not np.allclose(inertia, inertia.T, rtol=0, atol=1e-12 * max(1.0, np.abs(inertia).max())):
         raise ModelError(f"{at}: inertia tensor is not symmetric")
     moments = np.linalg.eigvalsh(inertia)
-    scale = max(1e-300, np.abs(moments).max())
+    # Round-off allowance: relative to the largest moment, and an absolute floor for an
+    # inertia that is zero but for round-off (iCub's l_ankle_2 in example-robot-data has
+    # moments ±1.4e-20 kg·m², far below any physical part: 1e-18 kg·m² is 1 µg at 1 µm).
+    scale = max(INERTIA_ROUND_OFF * 1e12, np.abs(moments).max())
     if moments[0] < -1e-12 * scale:
         raise ModelError(
             f"{at}: inertia is not positive semi-definite (principal moments {moments.tolist()}); "

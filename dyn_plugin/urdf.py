@@ -75,11 +75,14 @@ def _parse_xml(text: Union[str, bytes], source: str):
     """The ``<robot>`` element and the document as text (what the reference engines load).
 
     An XML declaration with a version other than 1.0 (``<?xml version="0.0"?>`` occurs in
-    the wild; urdfdom ignores it) is read as 1.0."""
+    the wild; urdfdom ignores it) is read as 1.0, and blank lines before it are dropped."""
     data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
     if isinstance(text, str):  # already decoded: the declaration's encoding no longer applies
         data = _XML_DECLARATION.sub(b"", data, count=1)
     declaration = _XML_DECLARATION.match(data)
+    if declaration and declaration.group().strip() != declaration.group():  # blank lines before it
+        data = data[:declaration.end()].lstrip() + data[declaration.end():]
+        declaration = _XML_DECLARATION.match(data)
     if declaration and not re.search(rb"""version\s*=\s*["']1\.\d+["']""", declaration.group()):
         data = data[:declaration.start()] + _VERSION.sub(b'version="1.0"', declaration.group()) + data[declaration.end():]
     parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)

@@ -239,6 +239,7 @@ LENIENT = [
            '<transmission name="t"><joint name="j1"/><actuator name="m">'
            '<mechanicalReduction>reduction</mechanicalReduction></actuator></transmission>')),
     ("xml version 0.0", '<?xml version="0.0"?>\n' + robot(link("a"), joint("j1", "base", "a"))),
+    ("blank line before the declaration", '\n  <?xml version="1.0" ?>\n' + robot(link("a"), joint("j1", "base", "a"))),
     ("gazebo and sensors", robot(link("a"), joint("j1", "base", "a"),
                                  '<gazebo reference="a"><sensor name="s" type="camera"/></gazebo>')),
 ]
@@ -298,3 +299,13 @@ def test_every_backend_answers_a_robot_without_moving_joints(name):
     assert be.mass_matrix(batch).shape == (3, 0, 0)
     assert be.forward_dynamics(batch, batch, batch).shape == (3, 0)
     assert be.gravity_torques(one).shape == (0,)
+
+
+def test_an_inertia_that_is_zero_but_for_round_off_is_accepted():
+    """iCub's l_ankle_2 (example-robot-data): principal moments ±1.4e-20 kg·m²."""
+    xml = robot('<link name="a"><inertial><mass value="0.1"/><inertia ixx="1e-20" ixy="1.2e-20" ixz="0" '
+                'iyy="1e-20" iyz="0" izz="1e-21"/></inertial></link>', joint("j1", "base", "a"))
+    assert_matches_pinocchio(xml)
+    clearly_negative = xml.replace('ixy="1.2e-20"', 'ixy="1.2e-3"').replace('1e-20', '1e-3')
+    with pytest.raises(dp.ModelError, match="link 'a'.*not positive semi-definite"):
+        dp.load_urdf_string(clearly_negative)
