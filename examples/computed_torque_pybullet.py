@@ -24,7 +24,6 @@ import numpy as np
 import dyn_plugin as dp
 from dyn_plugin import pybullet_bridge as dpb
 from dyn_plugin.backends.pybullet_backend import c_level_output_silenced, configure_reference_body
-from dyn_plugin.robots import robot_path
 
 with c_level_output_silenced():          # pybullet's build banner
     import pybullet as p
@@ -104,7 +103,7 @@ p.setGravity(*GRAVITY, physicsClientId=client)
 p.setPhysicsEngineParameter(fixedTimeStep=DT, numSolverIterations=1000, numNonContactInnerIterations=1000,
                             physicsClientId=client)
 with c_level_output_silenced():
-    body = p.loadURDF(str(robot_path("puma560")), useFixedBase=True, flags=p.URDF_USE_INERTIA_FROM_FILE,
+    body = p.loadURDF(model.source_path, useFixedBase=True, flags=p.URDF_USE_INERTIA_FROM_FILE,
                       physicsClientId=client)
 configure_reference_body(p, body, GRAVITY, client)     # no damping, limits out of reach, motors off
 # Pass the friction explicitly: FrictionInjector's default is the body's URDF <dynamics>

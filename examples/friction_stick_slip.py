@@ -44,9 +44,10 @@ if len(sys.argv) > 1:
 
     fig, ax = plt.subplots(figsize=(7, 3.5))
     for i in (3, 4, 5):
-        ax.plot(traj.t, traj.qd[:, i], label=f"{model.joint_names[i]} (impulses)")
-        ax.plot(soft.t, soft.qd[:, i], "k:", lw=0.8)
-    ax.set(xlabel="t [s]", ylabel="q̇ [rad/s]", title="PUMA-560 wrist with Coulomb friction: slip, then stick")
+        ax.plot(traj.t, traj.qd[:, i], label=f"{model.joint_names[i]}, friction impulses")
+        ax.plot(soft.t, soft.qd[:, i], "k:", lw=0.8, label="smoothed friction, RK4" if i == 5 else None)
+    ax.set(xlabel="time t [s]", ylabel="joint velocity q̇ [rad/s]",
+           title="PUMA-560 wrist with Coulomb friction: slip, then stick")
     ax.legend()
     fig.tight_layout()
     fig.savefig(sys.argv[1], dpi=110)

@@ -18,7 +18,6 @@ import numpy as np
 import dyn_plugin as dp
 from dyn_plugin import pybullet_bridge as dpb
 from dyn_plugin.backends.pybullet_backend import c_level_output_silenced, configure_reference_body
-from dyn_plugin.robots import robot_path
 
 with c_level_output_silenced():          # pybullet's build banner
     import pybullet as p
@@ -38,7 +37,7 @@ p.setGravity(*GRAVITY, physicsClientId=client)
 p.setPhysicsEngineParameter(fixedTimeStep=DT, numSolverIterations=1000, numNonContactInnerIterations=1000,
                             physicsClientId=client)
 with c_level_output_silenced():
-    ours, native = (p.loadURDF(str(robot_path("scara")), basePosition=[x, 0.0, 0.0], useFixedBase=True,
+    ours, native = (p.loadURDF(dp.load_robot("scara").source_path, basePosition=[x, 0.0, 0.0], useFixedBase=True,
                                flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client) for x in (-0.75, 0.75))
 configure_reference_body(p, native, GRAVITY, client)   # pybullet's own body made fair: no damping, no limits
 joints = dpb.body_dynamics(ours, client).joint_indices        # the movable joints, pybullet indices
@@ -148,24 +147,32 @@ if args.plot:
     import matplotlib.pyplot as plt
 
     rows = 1 if args.no_friction else 2
-    fig, axes = plt.subplots(rows, len(joints), figsize=(12, 3 * rows + 0.6), squeeze=False, sharex=True)
-    units = ["rad", "rad", "m", "rad"]
+    fig, axes = plt.subplots(rows, len(joints), figsize=(14, 3.2 * rows + 0.8), squeeze=False, sharex=True)
+    units = ["rad", "rad", "m", "rad"]                  # joint3 is prismatic
+    effort = ["N·m", "N·m", "N", "N·m"]
     for i, ax in enumerate(axes[0]):
-        ax.plot(t, rigid["ours"][0][:, i], "C0", lw=2.5, alpha=0.5, label="DynamicsStepper (ours)")
-        ax.plot(t, rigid["native"][0][:, i], "k--", lw=1, label="pybullet")
+        ax.plot(t, rigid["ours"][0][:, i], "C0", lw=2.5, alpha=0.5, label="ours: DynamicsStepper (newton_euler)")
+        ax.plot(t, rigid["native"][0][:, i], "k--", lw=1, label="pybullet stepping its own body")
         ax.plot(t, target(t[:, None])[:, i], "C1:", lw=1, label="PD target")
-        ax.set(title=f"{names[i]}: q [{units[i]}]")
-    axes[0, 0].legend(fontsize=7)
+        ax.set_title(f"{names[i]}, no friction", fontsize=10)
+        ax.set_ylabel(f"position q [{units[i]}]")
     if rows == 2:
         for i, ax in enumerate(axes[1]):
-            ax.plot(t, dry["ours"][1][:, i], "C0", lw=2.5, alpha=0.5, label="stepper, friction impulses")
+            ax.plot(t, dry["ours"][1][:, i], "C0", lw=2.5, alpha=0.5,
+                    label="ours: DynamicsStepper (newton_euler_friction)")
             ax.plot(t, dry["native"][1][:, i], "k--", lw=1, label="pybullet + FrictionInjector")
-            ax.set(title=f"{names[i]}: q̇ with Coulomb {levels[i]:g}", xlabel="t [s]")
-        axes[1, 0].legend(fontsize=7)
-    else:
-        for ax in axes[0]:
-            ax.set_xlabel("t [s]")
-    fig.suptitle(f"SCARA: our dynamics inside pybullet vs pybullet's own (max |Δq| = {dq:.1e})")
+            ax.set_title(f"{names[i]}, Coulomb friction {levels[i]:g} {effort[i]}", fontsize=10)
+            ax.set_ylabel(f"velocity q̇ [{units[i]}/s]")
+    for ax in axes[-1]:
+        ax.set_xlabel("time t [s]")
+    for ax in axes[:, -1]:                              # one legend per row, right of the last panel
+        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.03, 0.5))
+    rows_said = f"top: PD + gravity compensation, max |Δq| = {dq:.1e}"
+    if rows == 2:
+        rows_said += (f"; bottom: open-loop push against Coulomb friction (stick and slip), "
+                      f"max |Δq| = {dq_friction:.1e}")
+    fig.suptitle(f"SCARA: our dynamics stepping a body inside pybullet vs pybullet stepping its twin\n({rows_said})",
+                 fontsize=11)
     fig.tight_layout()
     fig.savefig(args.plot, dpi=110)
     print(f"wrote {args.plot}")

@@ -1,9 +1,14 @@
 """The example scripts run as a user would run them, and say what they claim."""
 
+import ast
+import importlib
+import importlib.util
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -51,3 +56,56 @@ def test_scara_stepper_matches_pybullet_in_one_scene(tmp_path):
     phases = [int(x) for x in re.search(r"stick phases \[([0-9, ]+)\]", out).group(1).split(",")]
     assert min(phases) >= 2                                     # every joint sticks again after slipping
     assert (tmp_path / "scara.png").stat().st_size > 10_000
+
+
+# The modules a user imports, as the README shows them; their public names are their __all__.
+PUBLIC_MODULES = ("dyn_plugin", "dyn_plugin.pybullet_bridge")
+
+
+def _dyn_plugin_names(tree) -> list:
+    """(module, name) for every name an example takes from dyn_plugin: ``from M import name``
+    and ``alias.name`` where ``alias`` is an imported dyn_plugin module."""
+    aliases, used = {}, []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            aliases.update({a.asname or a.name: a.name for a in node.names if a.name.startswith("dyn_plugin")})
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("dyn_plugin"):
+            for a in node.names:
+                submodule = f"{node.module}.{a.name}"
+                if _is_module(submodule):
+                    aliases[a.asname or a.name] = submodule
+                used.append((node.module, a.name))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+            used.append((aliases[node.value.id], node.attr))
+    return used
+
+
+def _is_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def _public(module: str, name: str) -> bool:
+    if f"{module}.{name}" in PUBLIC_MODULES:
+        return True
+    return module in PUBLIC_MODULES and name in importlib.import_module(module).__all__
+
+
+# dyn_plugin.pybullet_bridge does not (yet) export what the pybullet examples need (see
+# the reason).  strict: once it does, these fail until the examples import from it.
+NOT_YET_PUBLIC = pytest.mark.xfail(strict=True, reason="pybullet_bridge.__all__ lacks configure_reference_body, "
+                                                       "c_level_output_silenced, DynamicsStepper, FrictionInjector")
+WAITING = ("computed_torque_pybullet.py", "scara_stepper_pybullet.py")
+
+
+@pytest.mark.parametrize("script", [pytest.param(p.name, marks=[NOT_YET_PUBLIC] if p.name in WAITING else [])
+                                    for p in sorted(EXAMPLES.glob("*.py"))])
+def test_examples_use_only_public_names(script):
+    """Examples are copied by users: every dyn_plugin name they use is in the public API
+    (dyn_plugin or dyn_plugin.pybullet_bridge, and in its __all__)."""
+    tree = ast.parse((EXAMPLES / script).read_text())
+    internal = [f"{module}.{name}" for module, name in _dyn_plugin_names(tree) if not _public(module, name)]
+    assert not internal, f"{script} uses names outside the public API: {sorted(set(internal))}"

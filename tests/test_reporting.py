@@ -1,9 +1,13 @@
 """Markdown report and plots of a (small) validation run: written, readable, complete."""
 
+import matplotlib
 import numpy as np
+import pytest
 
 from dyn_plugin import validation
-from dyn_plugin.reporting import markdown_report, plot_report
+from dyn_plugin.reporting import histogram_figure, markdown_report, plot_report, trajectory_figure
+
+matplotlib.use("Agg")
 
 
 def test_report_and_plots(tmp_path):
@@ -25,14 +29,71 @@ def test_report_and_plots(tmp_path):
     assert np.all(np.isfinite(trajectory.trace["ours"]))
 
 
-def test_plots_have_a_colour_for_every_backend_and_reference_pair(tmp_path):
-    """The default suite compares 6 backends with 2 references: 12 histogram lines, more
-    than matplotlib's 10-colour cycle (this used to raise KeyError)."""
+@pytest.fixture(scope="module")
+def every_backend():
+    """The default suite's 6 backends (2 with friction) against both references: 12 pairs,
+    more than matplotlib's 10-colour cycle; the friction backends have no τ against
+    pinocchio (checked by stepping), so the τ panel shows only 8 of the 12 pairs."""
     default = validation.load_suite("default")
     suite = validation.load_suite("quick")
-    suite.robots, suite.samples, suite.quantities = ["scara"], 2, ["M"]
-    suite.backends, suite.references = default.backends, ["pinocchio", "pybullet"]
+    suite.robots, suite.samples, suite.quantities = ["scara"], 2, ["tau", "M", "traj_zero"]
+    suite.backends, suite.references, suite.duration = default.backends, ["pinocchio", "pybullet"], 0.05
     report = validation.run(suite)
     assert len({(c.backend, c.reference) for c in report.comparisons}) == 2 * len(default.backends) > 10
-    (path,) = [p for p in plot_report(report, tmp_path) if p.name == "scara_errors.png"]
+    return report
+
+
+def _legend_texts(fig) -> list:
+    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    return [text.get_text() for legend in legends for text in legend.get_texts()]
+
+
+def test_histogram_legend_names_every_pair_and_the_tolerance(every_backend):
+    rows = [c for c in every_backend.comparisons if c.trace is None]
+    fig = histogram_figure("scara", rows, every_backend.suite)
+    pairs = {f"{c.backend} vs {c.reference}" for c in rows}
+    texts = _legend_texts(fig)
+    assert len(texts) == len(pairs) + 1 and set(texts) == pairs | {"tolerance 1e-09"}
+    fig.tight_layout()
+    fig.canvas.draw()
+    (legend,) = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    box, page = legend.get_window_extent(), fig.bbox
+    assert page.y0 <= box.y0 and box.y1 <= page.y1 and page.x0 <= box.x0 and box.x1 <= page.x1  # not cut off
+
+
+def test_tolerance_line_looks_unlike_every_histogram(every_backend):
+    """The tolerance is the only black, dash-dotted line; histograms are coloured, solid or dashed."""
+    from matplotlib.colors import to_rgb
+
+    rows = [c for c in every_backend.comparisons if c.trace is None]
+    fig = histogram_figure("scara", rows, every_backend.suite)
+    for ax in fig.axes:
+        outlines = [patch for patch in ax.patches]
+        if not outlines:
+            continue
+        (tolerance,) = ax.lines
+        assert tolerance.get_xdata()[0] == every_backend.suite.rtol
+        colour = to_rgb(tolerance.get_color())
+        assert max(colour) - min(colour) < 0.05                   # achromatic
+        assert all(np.ptp(to_rgb(p.get_edgecolor())) > 0.1 for p in outlines)
+        assert tolerance.get_linestyle() not in {p.get_linestyle() for p in outlines}
+
+
+def test_trajectory_plot_is_labelled(every_backend):
+    """Stick-slip overlay: which curve is pybullet and which is ours, units on both axes."""
+    traces = [c for c in every_backend.comparisons if c.trace is not None]
+    fig = trajectory_figure("scara", traces)
+    overlays, errors = fig.axes[:-1], fig.axes[-1]
+    assert fig._suptitle.get_text()
+    assert any("newton_euler_friction" in ax.get_title() and "stick" in ax.get_title() for ax in overlays)
+    for ax in fig.axes:
+        assert ax.get_title() and "[s]" in ax.get_xlabel() and "[rad" in ax.get_ylabel()
+    texts = _legend_texts(fig)
+    assert "pybullet (thick, pale)" in texts and "newton_euler_friction, ours (dashed)" in texts
+    assert {c.backend for c in traces} | {"tolerance 1e-08"} <= set(texts)
+    assert errors.get_yscale() == "log"
+
+
+def test_plots_have_a_colour_for_every_backend_and_reference_pair(every_backend, tmp_path):
+    (path,) = [p for p in plot_report(every_backend, tmp_path) if p.name == "scara_errors.png"]
     assert path.stat().st_size > 10_000
