@@ -37,8 +37,8 @@ import numpy as np
 
 from .backends import get_backend
 from .backends.registry import WITH_FRICTION
-from .backends.pybullet_backend import import_pybullet
-from .errors import InputError, URDFError
+from .backends.pybullet_backend import c_level_output_silenced, configure_reference_body, import_pybullet
+from .errors import DynPluginError, InputError, SimulationError, URDFError
 from .friction.parameters import load_friction
 from .kinematics import matrix_to_rpy
 from .robots import BUNDLED, load_robot
@@ -287,8 +287,9 @@ def calculateForwardDynamics(bodyUniqueId, objPositions, objVelocities, objTorqu
     return _vector(bd.from_model(be.forward_dynamics(q, qd, tau)))
 
 
-__all__ = ["BodyDynamics", "body_dynamics", "body_urdf", "calculateBiasForces", "calculateCoriolisMatrix",
-           "calculateForwardDynamics", "calculateGravity", "calculateInverseDynamics", "calculateMassMatrix"]
+__all__ = ["BodyDynamics", "DynamicsStepper", "FrictionInjector", "body_dynamics", "body_urdf",
+           "c_level_output_silenced", "calculateBiasForces", "calculateCoriolisMatrix", "calculateForwardDynamics",
+           "calculateGravity", "calculateInverseDynamics", "calculateMassMatrix", "configure_reference_body"]
 
 
 # -- stepping a body with our dynamics, or injecting our friction into pybullet's ------------
@@ -322,48 +323,127 @@ class DynamicsStepper:
     """Makes one body of a pybullet scene follow our dynamics.
 
     Each :meth:`step` advances the body by the client's time step with our forward
-    dynamics (semi-implicit Euler, as pybullet; with a friction backend, friction
-    impulses: stick-slip without chattering), steps the rest of the scene with
-    ``stepSimulation``, and writes the body's new state back.  Other bodies, rendering,
-    debug lines and collision queries keep working.
+    dynamics (semi-implicit Euler, as pybullet, in ``substeps`` equal sub-steps), steps
+    the rest of the scene with ``stepSimulation``, and writes the body's new state back.
+    Other bodies, rendering, debug lines and collision queries keep working.
+
+    Damping acts implicitly, (M + h D) Δq̇ = h (τ − bias − D q̇) per sub-step h: stable
+    for any h, where pybullet's explicit jointDamping diverges once h·λ_max(M⁻¹D) > 2
+    (pybullet_data's kuka_iiwa at 1/240 s: 3.6, on its 6e-4 kg·m² last link).  D is
+
+    * with a friction backend: its friction model's viscous friction (by default a bundled
+      robot's data file, else the body's URDF ``<dynamics damping>``), plus friction impulses
+      for dry friction (stick-slip without chattering);
+    * with any other backend: ``damping`` (dof,) N·m·s/rad (N·s/m), pybullet's order; by
+      default the body's URDF ``<dynamics damping>`` as ``getJointInfo`` reports it, which
+      pybullet's own stepping applies (set by ``changeDynamics(jointDamping=...)``, it is
+      invisible to pybullet's API: pass it here).  Without damping a step is exactly
+      pybullet's update.
+
+    A step that would give a NaN or infinite state raises :class:`SimulationError` (step,
+    time, joint) before anything is written to the scene.
 
     What it does not do: contacts and constraints acting *on this body* (pybullet's
     collision response to it is overwritten each step; other bodies still bounce off it),
-    and pybullet's joint limits, motors and damping for it (our model's friction replaces them).
+    and pybullet's joint limits, joint-speed cap (100 rad/s by default), link damping and
+    motors for it.
     """
 
     def __init__(self, body: int, backend: str = "newton_euler_friction", physicsClientId: int = 0, friction=None,
-                 profile=None, **options):
-        """``friction``/``profile`` as for the friction backends (default: a bundled robot's
-        data file, else the body's URDF ``<dynamics>``); other ``options`` go to the backend."""
+                 profile=None, substeps: int = 1, damping=None, **options):
+        """``friction``/``profile`` as for the friction backends; ``substeps`` (int ≥ 1) sub-steps
+        per time step; ``damping`` as above (backends without friction only); other
+        ``options`` go to the backend."""
         p = import_pybullet()
         self._p = p
-        self.dynamics = body_dynamics(body, physicsClientId)
-        options.setdefault("gravity", _gravity_in_base(p, self.dynamics))
-        options.update(_friction_options(self.dynamics.model, backend, friction, profile))
-        self.backend = get_backend(backend, self.dynamics.model, **options)
-        bd = self.dynamics
+        self.dynamics = bd = body_dynamics(body, physicsClientId)
+        options.setdefault("gravity", _gravity_in_base(p, bd))
+        options.update(_friction_options(bd.model, backend, friction, profile))
+        self.backend = get_backend(backend, bd.model, **options)
+        self.substeps = _substeps(substeps)
+        self.damping = _damping(bd, self.backend, damping)
+        self.steps, self.time = 0, 0.0
         p.setJointMotorControlArray(body, bd.joint_indices, p.VELOCITY_CONTROL, forces=[0.0] * bd.dof,
                                     physicsClientId=physicsClientId)
 
     def step(self, torques, step_scene: bool = True) -> tuple:
-        """Apply joint torques (dof,) for one time step; returns the new (q, q̇) as tuples in
-        pybullet's order.  ``step_scene=False`` leaves ``stepSimulation`` to the caller
-        (call it before :meth:`step` when several steppers share a scene)."""
-        p, bd, be = self._p, self.dynamics, self.backend
+        """Apply joint torques (dof,) N·m (N) for one time step; returns the new (q, q̇) as
+        tuples in pybullet's order.  ``step_scene=False`` leaves ``stepSimulation`` to the
+        caller (call it before :meth:`step` when several steppers share a scene)."""
+        p, bd = self._p, self.dynamics
         dt = _time_step(p, bd.client)
         q, qd = _state(p, bd)
         tau = bd.to_model(torques, "torques")
-        if hasattr(be, "velocity_step"):
-            qd_next = be.velocity_step(q, qd, tau, dt)
-        else:
-            qd_next = qd + dt * be.forward_dynamics(q, qd, tau)
-        q_next = q + dt * qd_next
+        q_next, qd_next = self._advance(q, qd, tau, dt)
         if step_scene:
             p.stepSimulation(physicsClientId=bd.client)
         for j, qi, vi in zip(bd.joint_indices, bd.from_model(q_next), bd.from_model(qd_next)):
             p.resetJointState(bd.body, j, float(qi), float(vi), physicsClientId=bd.client)
+        self.steps, self.time = self.steps + 1, self.time + dt
         return _vector(bd.from_model(q_next)), _vector(bd.from_model(qd_next))
+
+    def _advance(self, q, qd, tau, dt) -> tuple:
+        """(q, q̇) after ``substeps`` sub-steps of dt / substeps, each checked to be finite."""
+        h = dt / self.substeps
+        for _ in range(self.substeps):
+            try:
+                qd = self._velocity_step(q, qd, tau, h)
+            except DynPluginError as exc:
+                raise SimulationError(f"{self._where(dt)}: {exc}; {self._advice(dt)}") from exc
+            q = q + h * qd
+            self._check_finite(q, qd, dt)
+        return q, qd
+
+    def _velocity_step(self, q, qd, tau, h) -> np.ndarray:
+        """q̇ after one sub-step h (s): friction impulses and implicit viscous friction, or
+        implicit ``damping``, or (no damping) pybullet's explicit update."""
+        be = self.backend
+        if hasattr(be, "velocity_step"):
+            return be.velocity_step(q, qd, tau, h, viscous="implicit")
+        if not np.any(self.damping):
+            return qd + h * be.forward_dynamics(q, qd, tau)
+        D = np.diag(self.damping)
+        return qd + np.linalg.solve(be.mass_matrix(q) + h * D, h * (tau - be.bias_forces(q, qd) - D @ qd))
+
+    def _check_finite(self, q, qd, dt) -> None:
+        bad = ~(np.isfinite(q) & np.isfinite(qd))
+        if bad.any():
+            i = int(np.argmax(bad))
+            bd = self.dynamics
+            joint = bd.joint_indices[int(np.nonzero(bd.dof_to_model == i)[0][0])]
+            raise SimulationError(f"{self._where(dt)}: joint {bd.model.joint_names[i]!r} (pybullet joint {joint}) "
+                                  f"would get q = {q[i]:.3g}, q̇ = {qd[i]:.3g}; {self._advice(dt)}")
+
+    def _advice(self, dt) -> str:
+        return (f"nothing was written to the scene; the time step {dt:g} s in {self.substeps} sub-step(s) is too "
+                "large for this body: raise substeps or lower fixedTimeStep")
+
+    def _where(self, dt) -> str:
+        bd = self.dynamics
+        return (f"DynamicsStepper: body {bd.body} ({bd.model.name}) diverged at step {self.steps + 1} "
+                f"(t = {self.time + dt:.6g} s since the stepper started)")
+
+
+def _substeps(substeps) -> int:
+    if isinstance(substeps, bool) or not isinstance(substeps, (int, np.integer)) or substeps < 1:
+        raise InputError(f"substeps must be an integer >= 1, got {substeps!r}")
+    return int(substeps)
+
+
+def _damping(bd: BodyDynamics, backend, damping) -> np.ndarray:
+    """Viscous joint damping (n,) in model order for a backend without friction; zeros
+    for a friction backend (whose friction model holds it)."""
+    if hasattr(backend, "velocity_step"):
+        if damping is not None:
+            raise InputError(f"{backend.name}: damping= is for backends without friction; a friction backend's "
+                             "viscous friction is its damping (pass friction=FrictionModel.create(n, viscous=...))")
+        return np.zeros(bd.model.n)
+    if damping is None:
+        return np.asarray(bd.model.damping, dtype=float).copy()
+    values = bd.to_model(damping, "damping")
+    if np.any(values < 0):
+        raise InputError(f"body {bd.body}: damping must be >= 0 N·m·s/rad, got {list(damping)!r}")
+    return values
 
 
 class FrictionInjector:

@@ -11,12 +11,16 @@ Friction backends with sharp dry friction (see
 :mod:`dyn_plugin.backends.friction_backend`) are stepped with a velocity-level friction
 impulse (``backend.velocity_step``): stick-slip without chattering, as pybullet's
 velocity motors.  ``qdd[k]`` is then (q̇ₖ₊₁ − q̇ₖ)/dt (the last one, with no step after it,
-forward dynamics with stiction).  RK4 needs smooth friction.
+forward dynamics with stiction).  RK4 needs smooth friction.  Viscous friction acts
+explicitly (pybullet's jointDamping) unless ``viscous="implicit"``, which solves
+(M + dt D) Δq̇ = dt (τ − bias − D q̇): stable for stiff damping (dt·λ_max(M⁻¹D) > 2, e.g. a
+light wrist link), where the explicit step diverges.
 
 Nothing is clamped: a joint that leaves its limits is reported (a
 :class:`JointLimitWarning`, or an error with ``on_limit="raise"``), and a state that
-becomes NaN or infinite stops the run with a :class:`SimulationError` saying when and
-which joint.
+becomes NaN or infinite (or overflows inside the dynamics) stops the run with a
+:class:`SimulationError` naming the step, the time and the joint.  ``dt`` may not exceed
+``duration`` (InputError): every run takes at least one full step.
 """
 
 from __future__ import annotations
@@ -28,14 +32,10 @@ from typing import Callable, Union
 import numpy as np
 
 from .backends.base import as_batch
-from .errors import DynPluginError, InputError
+from .errors import DynPluginError, InputError, SimulationError
 from .kinematics import forward_kinematics
 
 INTEGRATORS = ("semi_implicit_euler", "rk4")
-
-
-class SimulationError(DynPluginError, RuntimeError):
-    """A simulation that cannot go on (non-finite state, or a limit with on_limit='raise')."""
 
 
 class JointLimitWarning(UserWarning):
@@ -112,7 +112,7 @@ def _torque_function(torque, n: int, steps: int, dt: float) -> Callable:
 
 
 def simulate(backend, q0, qd0, torque: Union[Callable, np.ndarray], duration: float, dt: float,
-             integrator: str = "semi_implicit_euler", on_limit: str = "warn") -> Trajectory:
+             integrator: str = "semi_implicit_euler", on_limit: str = "warn", viscous: str = "explicit") -> Trajectory:
     """Integrate the dynamics of ``backend`` from (q0, qd0) for ``duration`` seconds.
 
     Parameters
@@ -120,74 +120,133 @@ def simulate(backend, q0, qd0, torque: Union[Callable, np.ndarray], duration: fl
     backend : a :class:`~dyn_plugin.Backend`
     q0, qd0 : (n,) initial positions and velocities
     torque : callable ``(t, q, qd) -> (n,)``, or an array (n,) held constant, or (steps, n)
-    duration, dt : s; ``steps = round(duration / dt)``
+    duration, dt : s, with 0 < dt ≤ duration (InputError otherwise); ``steps = round(duration / dt)``
     integrator : ``"semi_implicit_euler"`` (pybullet's) or ``"rk4"``
     on_limit : ``"warn"`` (default), ``"raise"`` or ``"ignore"`` when a joint leaves its limits
+    viscous : friction backends with semi-implicit Euler: ``"explicit"`` (pybullet's jointDamping,
+        default) or ``"implicit"`` (stable for stiff damping; see ``FrictionBackend.velocity_step``)
+
+    Raises :class:`SimulationError` naming the step, the time and the joint if the state
+    becomes NaN or infinite (the integration diverged: dt too large for the system).
     """
-    model = backend.model
-    n = model.n
-    if integrator not in INTEGRATORS:
-        raise InputError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
-    if on_limit not in ("warn", "raise", "ignore"):
-        raise InputError(f"on_limit must be 'warn', 'raise' or 'ignore', got {on_limit!r}")
-    if not (dt > 0 and duration > 0 and np.isfinite(dt) and np.isfinite(duration)):
-        raise InputError(f"dt and duration must be positive, got dt={dt}, duration={duration}")
+    model, n = backend.model, backend.model.n
+    _check_options(integrator, on_limit, dt, duration, viscous)
     steps = int(round(duration / dt))
     q0, _ = as_batch("q0", q0, n)
     qd0, _ = as_batch("qd0", qd0, n)
     tau_of = _torque_function(torque, n, steps, dt)
-    fd = lambda q, qd, tau: backend.forward_dynamics(q, qd, tau)  # noqa: E731
-    friction = getattr(backend, "friction", None)
-    stick_slip = friction is not None and friction.set_valued
-    if stick_slip and integrator != "semi_implicit_euler":
-        raise InputError(f"{backend.name}: sharp dry friction is set-valued at q̇ = 0, which {integrator} cannot "
-                         "integrate; use integrator='semi_implicit_euler' (friction impulses, stick-slip) or a "
-                         "smooth friction model (smoothing > 0)")
-
+    impulses = _uses_velocity_step(backend, integrator, viscous)
     t = np.arange(steps + 1) * dt
     q, qd, tau, qdd = (np.zeros((steps + 1, n)) for _ in range(4))
     q[0], qd[0] = q0[0], qd0[0]
     limits = _LimitWatch(model, on_limit)
-    for k in range(steps + 1):
+    divergence = _Divergence(model, t, dt)
+    for k in range(steps):
         tau[k] = tau_of(t[k], q[k], qd[k])
-        if stick_slip and k < steps:
-            qd[k + 1] = backend.velocity_step(q[k], qd[k], tau[k], dt)
+        if impulses:
+            qd[k + 1] = divergence.guard(k + 1, backend.velocity_step, q[k], qd[k], tau[k], dt, viscous=viscous)
             qdd[k] = (qd[k + 1] - qd[k]) / dt
             q[k + 1] = q[k] + dt * qd[k + 1]
         else:
-            qdd[k] = fd(q[k], qd[k], tau[k])
-            if k == steps:
-                break
+            qdd[k] = divergence.guard(k + 1, backend.forward_dynamics, q[k], qd[k], tau[k])
             if integrator == "semi_implicit_euler":
                 qd[k + 1] = qd[k] + dt * qdd[k]
                 q[k + 1] = q[k] + dt * qd[k + 1]
             else:
-                q[k + 1], qd[k + 1] = _rk4_step(fd, tau_of, t[k], q[k], qd[k], qdd[k], dt)
-        _check_finite(model, t[k + 1], q[k + 1], qd[k + 1])
+                q[k + 1], qd[k + 1] = divergence.guard(
+                    k + 1, _rk4_step, backend.forward_dynamics, tau_of, t[k], q[k], qd[k], qdd[k], dt,
+                    lambda qs, vs: divergence.check(k + 1, qs, vs, " in an RK4 stage"))
+        divergence.check(k + 1, q[k + 1], qd[k + 1])
         limits.check(t[k + 1], q[k + 1])
+    tau[steps] = tau_of(t[steps], q[steps], qd[steps])
+    qdd[steps] = divergence.guard(steps, backend.forward_dynamics, q[steps], qd[steps], tau[steps])
+    divergence.check(steps, q[steps], qd[steps], qdd=qdd[steps])
     return Trajectory(t=t, q=q, qd=qd, qdd=qdd, tau=tau, kinetic=kinetic_energy(backend, q, qd),
                       potential=potential_energy(model, q, backend.gravity), integrator=integrator, dt=dt,
                       limit_events=tuple(limits.events))
 
 
-def _rk4_step(fd, tau_of, t, q, qd, qdd, dt):
+def _check_options(integrator, on_limit, dt, duration, viscous) -> None:
+    if integrator not in INTEGRATORS:
+        raise InputError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
+    if on_limit not in ("warn", "raise", "ignore"):
+        raise InputError(f"on_limit must be 'warn', 'raise' or 'ignore', got {on_limit!r}")
+    if viscous not in ("explicit", "implicit"):
+        raise InputError(f"viscous must be 'explicit' or 'implicit', got {viscous!r}")
+    if not (dt > 0 and duration > 0 and np.isfinite(dt) and np.isfinite(duration)):
+        raise InputError(f"dt and duration must be positive, got dt={dt}, duration={duration}")
+    if dt > duration:
+        raise InputError(f"time step dt = {dt:g} s is longer than duration = {duration:g} s: not one full step "
+                         "fits; use dt <= duration")
+
+
+def _uses_velocity_step(backend, integrator: str, viscous: str) -> bool:
+    """True when steps go through ``backend.velocity_step`` (sharp dry friction, or implicit
+    viscous friction); raises for what RK4 cannot integrate."""
+    friction = getattr(backend, "friction", None)
+    stick_slip = friction is not None and friction.set_valued
+    if integrator == "semi_implicit_euler":
+        return friction is not None and (stick_slip or viscous == "implicit")
+    if stick_slip:
+        raise InputError(f"{backend.name}: sharp dry friction is set-valued at q̇ = 0, which {integrator} cannot "
+                         "integrate; use integrator='semi_implicit_euler' (friction impulses, stick-slip) or a "
+                         "smooth friction model (smoothing > 0)")
+    if viscous == "implicit":
+        raise InputError("viscous='implicit' is a semi-implicit Euler option; rk4 treats every term explicitly")
+    return False
+
+
+def _rk4_step(fd, tau_of, t, q, qd, qdd, dt, check):
+    """One classic RK4 step on (q, q̇); ``check(q, q̇)`` vets every stage state before use."""
     k1q, k1v = qd, qdd
     q2, v2 = q + 0.5 * dt * k1q, qd + 0.5 * dt * k1v
+    check(q2, v2)
     k2q, k2v = v2, fd(q2, v2, tau_of(t + 0.5 * dt, q2, v2))
     q3, v3 = q + 0.5 * dt * k2q, qd + 0.5 * dt * k2v
+    check(q3, v3)
     k3q, k3v = v3, fd(q3, v3, tau_of(t + 0.5 * dt, q3, v3))
     q4, v4 = q + dt * k3q, qd + dt * k3v
+    check(q4, v4)
     k4q, k4v = v4, fd(q4, v4, tau_of(t + dt, q4, v4))
     return (q + dt / 6 * (k1q + 2 * k2q + 2 * k3q + k4q),
             qd + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v))
 
 
-def _check_finite(model, t, q, qd):
-    bad = ~(np.isfinite(q) & np.isfinite(qd))
-    if bad.any():
-        joint = model.joint_names[int(np.argmax(bad))]
-        raise SimulationError(f"state became non-finite at t = {t:.6g} s (joint {joint!r}); "
-                              "the system may be stiff for this dt: try a smaller dt or rk4")
+class _Divergence:
+    """Stops a run whose state became NaN or infinite, saying at which step, when and where."""
+
+    def __init__(self, model, t, dt):
+        self.model, self.t, self.dt, self.steps = model, t, dt, len(t) - 1
+
+    def guard(self, k: int, function, *args, **kwargs):
+        """``function(*args, **kwargs)`` for step ``k``, a DynPluginError from it (an overflow
+        in forward dynamics, a stiction problem fed by one) re-raised as a SimulationError
+        that says which step and what to do."""
+        try:
+            return function(*args, **kwargs)
+        except SimulationError:
+            raise
+        except DynPluginError as exc:
+            raise SimulationError(f"{self._at(k)}: {exc}; {self._advice}") from exc
+
+    def check(self, k: int, q, qd, where: str = "", qdd=None) -> None:
+        """Raise SimulationError if q, q̇ (or q̈) of step ``k`` (ending at t[k]) is not finite."""
+        values = [q, qd] if qdd is None else [q, qd, qdd]
+        bad = ~np.logical_and.reduce([np.isfinite(v) for v in values])
+        if not bad.any():
+            return
+        i = int(np.argmax(bad))
+        state = ", ".join(f"{name} = {v[i]:.3g}" for name, v in zip(("q", "q̇", "q̈"), values))
+        raise SimulationError(f"{self._at(k)}{where}: joint {self.model.joint_names[i]!r} has {state}; "
+                              f"{self._advice}")
+
+    def _at(self, k: int) -> str:
+        return f"the integration diverged at step {k} of {self.steps} (t = {self.t[k]:.6g} s)"
+
+    @property
+    def _advice(self) -> str:
+        return (f"the system is too stiff or too fast for dt = {self.dt:g} s: try a smaller dt "
+                "(for stiff viscous friction, viscous='implicit')")
 
 
 class _LimitWatch:

@@ -23,9 +23,8 @@ import numpy as np
 
 import dyn_plugin as dp
 from dyn_plugin import pybullet_bridge as dpb
-from dyn_plugin.backends.pybullet_backend import c_level_output_silenced, configure_reference_body
 
-with c_level_output_silenced():          # pybullet's build banner
+with dpb.c_level_output_silenced():          # pybullet's build banner
     import pybullet as p
 
 KP, KD = 100.0, 20.0      # 1/s², 1/s: critically damped error dynamics ë + 20 ė + 100 e = 0 (ω = 10 rad/s)
@@ -102,10 +101,10 @@ p.setGravity(*GRAVITY, physicsClientId=client)
 # the injected friction is exact (pybullet then equals our own stick-slip simulation).
 p.setPhysicsEngineParameter(fixedTimeStep=DT, numSolverIterations=1000, numNonContactInnerIterations=1000,
                             physicsClientId=client)
-with c_level_output_silenced():
+with dpb.c_level_output_silenced():
     body = p.loadURDF(model.source_path, useFixedBase=True, flags=p.URDF_USE_INERTIA_FROM_FILE,
                       physicsClientId=client)
-configure_reference_body(p, body, GRAVITY, client)     # no damping, limits out of reach, motors off
+dpb.configure_reference_body(p, body, GRAVITY, client)     # no damping, limits out of reach, motors off
 # Pass the friction explicitly: FrictionInjector's default is the body's URDF <dynamics>
 # (none in the bundled PUMA), not the bundled data file.
 injector = dpb.FrictionInjector(body, friction=friction, physicsClientId=client)

@@ -17,9 +17,8 @@ import numpy as np
 
 import dyn_plugin as dp
 from dyn_plugin import pybullet_bridge as dpb
-from dyn_plugin.backends.pybullet_backend import c_level_output_silenced, configure_reference_body
 
-with c_level_output_silenced():          # pybullet's build banner
+with dpb.c_level_output_silenced():          # pybullet's build banner
     import pybullet as p
 
 DT, STEPS = 1e-3, 2000
@@ -36,10 +35,10 @@ p.setGravity(*GRAVITY, physicsClientId=client)
 # Many solver iterations: the friction run's velocity motors then converge exactly.
 p.setPhysicsEngineParameter(fixedTimeStep=DT, numSolverIterations=1000, numNonContactInnerIterations=1000,
                             physicsClientId=client)
-with c_level_output_silenced():
+with dpb.c_level_output_silenced():
     ours, native = (p.loadURDF(dp.load_robot("scara").source_path, basePosition=[x, 0.0, 0.0], useFixedBase=True,
                                flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client) for x in (-0.75, 0.75))
-configure_reference_body(p, native, GRAVITY, client)   # pybullet's own body made fair: no damping, no limits
+dpb.configure_reference_body(p, native, GRAVITY, client)   # pybullet's own body made fair: no damping, no limits
 joints = dpb.body_dynamics(ours, client).joint_indices        # the movable joints, pybullet indices
 names = [p.getJointInfo(ours, j, physicsClientId=client)[1].decode() for j in joints]
 

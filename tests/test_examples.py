@@ -94,15 +94,7 @@ def _public(module: str, name: str) -> bool:
     return module in PUBLIC_MODULES and name in importlib.import_module(module).__all__
 
 
-# dyn_plugin.pybullet_bridge does not (yet) export what the pybullet examples need (see
-# the reason).  strict: once it does, these fail until the examples import from it.
-NOT_YET_PUBLIC = pytest.mark.xfail(strict=True, reason="pybullet_bridge.__all__ lacks configure_reference_body, "
-                                                       "c_level_output_silenced, DynamicsStepper, FrictionInjector")
-WAITING = ("computed_torque_pybullet.py", "scara_stepper_pybullet.py")
-
-
-@pytest.mark.parametrize("script", [pytest.param(p.name, marks=[NOT_YET_PUBLIC] if p.name in WAITING else [])
-                                    for p in sorted(EXAMPLES.glob("*.py"))])
+@pytest.mark.parametrize("script", [p.name for p in sorted(EXAMPLES.glob("*.py"))])
 def test_examples_use_only_public_names(script):
     """Examples are copied by users: every dyn_plugin name they use is in the public API
     (dyn_plugin or dyn_plugin.pybullet_bridge, and in its __all__)."""

@@ -82,8 +82,55 @@ def test_non_finite_state_stops_with_a_clear_error():
     be = dp.get_backend("newton_euler", model)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # overflow and limit warnings on the way to inf
-        with pytest.raises(dp.SimulationError, match="non-finite"):
+        with pytest.raises(dp.SimulationError, match=r"diverged at step 1 of 10 \(t = 0\.01 s\).*smaller dt"):
             dp.simulate(be, [0, 0, 0.1, 0], np.zeros(4), np.full(4, 1e308), duration=0.1, dt=1e-2)
+
+
+STIFF_VISCOUS = dp.FrictionModel.create(6, viscous=2.0)   # PUMA wrist: dt·λ_max(M⁻¹D) ≈ 46 at dt = 1 ms
+
+
+@pytest.mark.parametrize("integrator", ["rk4", "semi_implicit_euler"])
+def test_divergence_names_the_step_and_suggests_a_smaller_dt(integrator):
+    """Explicit stiff damping blows up within a few steps: reported as a divergence at step k
+    (not as a bad input 'qd has a non-finite entry' from an RK4 stage)."""
+    be = dp.get_backend("newton_euler_friction", dp.load_robot("puma560"), friction=STIFF_VISCOUS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(dp.SimulationError, match=r"diverged at step \d+ of 500 \(t = .*joint.*dt = 0\.001 s"):
+            dp.simulate(be, np.zeros(6), np.zeros(6), np.zeros(6), duration=0.5, dt=1e-3, integrator=integrator)
+
+
+def test_implicit_viscous_friction_is_stable_and_dissipative():
+    """The same stiff damping with viscous='implicit': finite, and with zero torque the energy
+    never rises (viscous + Coulomb friction only dissipate).  Validation's random friction
+    (seed 2) made the explicit step diverge inside the stiction problem at step 13."""
+    from dyn_plugin.sampling import random_states
+    from dyn_plugin.validation import validation_friction
+
+    model = dp.load_robot("puma560")
+    s = random_states(model, 1, seed=2)
+    be = dp.get_backend("newton_euler_friction", model, friction=validation_friction(model, 2))
+    with pytest.raises(dp.SimulationError, match=r"diverged at step 13 of 1000.*stiction"):
+        dp.simulate(be, s.q[0], s.qd[0], np.zeros(6), duration=1.0, dt=1e-3, on_limit="ignore")
+    traj = dp.simulate(be, s.q[0], s.qd[0], np.zeros(6), duration=1.0, dt=1e-3, on_limit="ignore", viscous="implicit")
+    assert np.all(np.isfinite(traj.q)) and np.all(np.isfinite(traj.qd))
+    assert np.max(np.diff(traj.energy)) <= 0.0
+    assert traj.energy[0] - traj.energy[-1] > 40.0                      # J: it fell and came to rest
+    stiff = dp.get_backend("newton_euler_friction", model, friction=STIFF_VISCOUS)
+    traj = dp.simulate(stiff, s.q[0], s.qd[0], np.zeros(6), duration=0.5, dt=1e-3, on_limit="ignore",
+                       viscous="implicit")
+    assert np.max(np.diff(traj.energy)) <= 0.0 and np.all(np.isfinite(traj.qd))
+
+
+def test_implicit_viscous_equals_explicit_without_viscous_friction():
+    """viscous='implicit' changes nothing when there is no viscous term (Coulomb only)."""
+    model = dp.load_robot("scara")
+    be = dp.get_backend("newton_euler_friction", model, friction=dp.FrictionModel.create(4, coulomb=[2, 1, 3, 0.1]))
+    s = random_states(model, 1, seed=7)
+    args = (s.q[0], s.qd[0], s.tau[0])
+    kwargs = dict(duration=0.2, dt=1e-3, on_limit="ignore")
+    np.testing.assert_array_equal(dp.simulate(be, *args, **kwargs).q,
+                                  dp.simulate(be, *args, viscous="implicit", **kwargs).q)
 
 
 @pytest.mark.parametrize("kwargs, fragment", [
@@ -91,6 +138,9 @@ def test_non_finite_state_stops_with_a_clear_error():
     (dict(torque=np.zeros(3)), r"\(4,\)"),
     (dict(dt=0.0), "positive"),
     (dict(torque=lambda t, q, qd: np.zeros(2)), "4 finite numbers"),
+    (dict(duration=0.01, dt=0.05), "longer than duration"),     # once returned one sample silently
+    (dict(duration=0.01, dt=0.011), "longer than duration"),    # once took one step, to t = 0.011 s
+    (dict(viscous="semi"), "viscous must be"),
 ])
 def test_bad_simulation_input(kwargs, fragment):
     model = dp.load_robot("scara")

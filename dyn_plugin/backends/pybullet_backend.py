@@ -239,12 +239,15 @@ def configure_reference_body(pybullet, body, gravity, client):
     no clamping of joint speeds (pybullet's default cap of 100 rad/s is not physics), and
     no active joint-limit constraints (rigid-body dynamics has none; our simulator reports
     limit crossings instead).  pybullet cannot remove a URDF limit, so it is widened out of
-    reach, in a call of its own (bullet3 #4133: combined with maxJointVelocity it is ignored)."""
+    reach, and joint damping zeroed, each in a call of its own: pybullet ignores both when
+    they come in the same call as maxJointVelocity (bullet3 #4133; kuka_iiwa's URDF damping
+    0.5 stayed in force and its first step was off by a factor 600)."""
     pybullet.setGravity(*np.asarray(gravity, dtype=float), physicsClientId=client)
     for j in range(-1, pybullet.getNumJoints(body, physicsClientId=client)):
-        pybullet.changeDynamics(body, j, linearDamping=0.0, angularDamping=0.0, jointDamping=0.0,
+        pybullet.changeDynamics(body, j, linearDamping=0.0, angularDamping=0.0,
                                 maxJointVelocity=MAX_JOINT_VELOCITY, physicsClientId=client)
         if j >= 0:
+            pybullet.changeDynamics(body, j, jointDamping=0.0, physicsClientId=client)
             pybullet.changeDynamics(body, j, jointLowerLimit=-UNREACHABLE_LIMIT, jointUpperLimit=UNREACHABLE_LIMIT,
                                     physicsClientId=client)
         if j >= 0:
