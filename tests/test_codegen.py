@@ -105,6 +105,51 @@ def test_python_equals_newton_euler_on_random_tree():
     assert rel_err(run_python(code.source, "mass_matrix")(s.q), M_ref) <= TOL
 
 
+@pytest.mark.parametrize("name", ["puma560", "scara", "tree"])
+def test_python_takes_one_state_as_well_as_a_batch(models, name):
+    """The generated Python accepts (n,) as well as (N, n) (issue #18): one state gives τ
+    (n,) and M (n, n), equal to newton_euler's; lists and ints are fine too."""
+    model = tree_model() if name == "tree" else models[name]
+    s, ref = reference(model, count=4)
+    code = codegen.generate(model, "python", mass_matrix=True)
+    tau_f, mass_f = run_python(code.source), run_python(code.source, "mass_matrix")
+    M_ref = dp.get_backend("newton_euler", model).mass_matrix(s.q)
+    for k in range(len(s.q)):
+        tau = tau_f(s.q[k], s.qd[k], s.qdd[k])
+        M = mass_f(s.q[k])
+        assert tau.shape == (model.n,) and rel_err(tau, ref[k]) <= TOL
+        assert M.shape == (model.n, model.n) and rel_err(M, M_ref[k]) <= TOL
+    assert tau_f(s.q, s.qd, s.qdd).shape == (len(s.q), model.n)
+    assert rel_err(tau_f(list(s.q[0]), list(s.qd[0]), list(s.qdd[0])), ref[0]) <= TOL
+    zero = [0] * model.n
+    assert rel_err(tau_f(zero, zero, zero), dp.get_backend("newton_euler", model).inverse_dynamics(
+        np.zeros(model.n), np.zeros(model.n), np.zeros(model.n))) <= TOL
+
+
+def test_python_refuses_bad_shapes_and_non_finite_input(models):
+    model = models["scara"]
+    n = model.n
+    f = run_python(codegen.generate(model, "python").source)
+    z = np.zeros(n)
+    nan = z.copy()
+    nan[1] = np.nan
+    for args in ((np.zeros(n + 1), np.zeros(n + 1), np.zeros(n + 1)), (z, z, np.zeros((2, n))),
+                 (np.zeros((2, 2, n)),) * 3, (np.float64(0.0),) * 3, (z, nan, z), (z, z, z + np.inf)):
+        with pytest.raises(dp.InputError):
+            f(*args)
+
+
+def test_cli_python_takes_one_state(capsys):
+    """``dyn-plugin codegen ROBOT --lang python``'s output, run, for one state."""
+    from dyn_plugin.cli import main
+    assert main(["codegen", "stanford", "--lang", "python"]) == 0
+    source = capsys.readouterr().out
+    model = dp.load_robot("stanford")
+    s, ref = reference(model, count=2)
+    tau = run_python(source)(s.q[1], s.qd[1], s.qdd[1])
+    assert tau.shape == (model.n,) and rel_err(tau, ref[1]) <= TOL
+
+
 @pytest.fixture(scope="module")
 def c_library(models, tmp_path_factory):
     """All models' generated C (τ and M) compiled into one shared library."""
@@ -144,14 +189,31 @@ def test_c_equals_newton_euler(models, c_library, name):
 
 
 def test_numba_backend_equals_newton_euler(monkeypatch, tmp_path):
-    """numba compiles slowly: one robot, through the backend (its cached file)."""
+    """numba compiles slowly: one robot, through the backend (its cached file); the
+    generated module's own entry points also take one state (n,), read-only arrays, and
+    refuse non-finite input (a refused state is never returned as numbers)."""
     monkeypatch.setenv("DYN_PLUGIN_CACHE", str(tmp_path))
     model = dp.load_robot("stanford")
     be = SymbolicBackend(model, lang="numba")
     s, ref = reference(model)
     assert rel_err(be.inverse_dynamics(s.q, s.qd, s.qdd), ref) <= TOL
-    assert rel_err(be.mass_matrix(s.q), dp.get_backend("newton_euler", model).mass_matrix(s.q)) <= TOL
+    M_ref = dp.get_backend("newton_euler", model).mass_matrix(s.q)
+    assert rel_err(be.mass_matrix(s.q), M_ref) <= TOL
     assert "@njit" in be.cache_path.read_text()
+    module = be._module
+    one = module.inverse_dynamics(s.q[0], s.qd[0], s.qdd[0])
+    assert one.shape == (model.n,) and rel_err(one, ref[0]) <= TOL
+    assert module.mass_matrix(s.q[0]).shape == (model.n, model.n) and rel_err(module.mass_matrix(s.q[0]), M_ref[0]) <= TOL
+    frozen = [np.array(a) for a in (s.q, s.qd, s.qdd)]
+    for a in frozen:
+        a.setflags(write=False)
+    assert rel_err(module.inverse_dynamics(*frozen), ref) <= TOL
+    bad = s.qd.copy()
+    bad[2, 1] = np.nan
+    for call in (lambda: module.inverse_dynamics(s.q, bad, s.qdd), lambda: module.bias_forces(s.q, bad),
+                 lambda: module.forward_dynamics(s.q, bad, s.tau), lambda: module.inverse_dynamics(s.q, s.qd[:, :2], s.qdd)):
+        with pytest.raises(dp.InputError):
+            call()
 
 
 def test_every_free_choice_leaves_tau_unchanged(models):
@@ -171,7 +233,8 @@ def test_every_free_choice_leaves_tau_unchanged(models):
             program = codegen._id_program(codegen.Graph(), codegen._variant(raw, choices), base_acc)
             source = codegen._emit_python(codegen._Printer(program, "python"), "f", ["q", "qd", "qdd"], "tau",
                                           program.outputs, "q.shape", "")
-            assert rel_err(run_python("import numpy as np\n" + source, "f")(s.q, s.qd, s.qdd), ref) <= TOL
+            prelude = f"import numpy as np\nInputError = ValueError\nN_JOINTS = {model.n}\n" + codegen._AS_STATES
+            assert rel_err(run_python(prelude + source, "f")(s.q, s.qd, s.qdd), ref) <= TOL
 
 
 def test_rounding_in_the_urdf_is_snapped(models):

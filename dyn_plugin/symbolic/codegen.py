@@ -62,8 +62,12 @@ Function names
 ``ident`` is the robot name made a C identifier (:func:`c_identifier`).
 
 * ``python``: ``inverse_dynamics(q, qd, qdd)`` vectorised over the batch: arrays (N, n)
-  → τ (N, n); with ``mass_matrix=True`` also ``mass_matrix(q)`` → (N, n, n).
-* ``numba``: the same names and shapes, ``@njit`` loops over the batch.
+  → τ (N, n), or one state (n,) → (n,); with ``mass_matrix=True`` also
+  ``mass_matrix(q)`` → (N, n, n) or (n, n).  Inputs of another shape, or not finite,
+  raise ``dyn_plugin.errors.InputError`` (``ValueError`` where dyn_plugin is not
+  installed).
+* ``numba``: the same names and shapes, ``@njit`` loops over the batch (read-only
+  inputs are copied); also ``forward_dynamics`` and ``bias_forces``.
 * ``c``: ``void <ident>_inverse_dynamics(const double *q, const double *qd,
   const double *qdd, double *tau)`` for one state (arrays of n doubles) and
   ``void <ident>_inverse_dynamics_batch(long N, const double *q, ...)`` for N states stored
@@ -84,10 +88,10 @@ import numpy as np
 
 from ..kinematics import REVOLUTE
 
-GENERATOR_VERSION = "6"
+GENERATOR_VERSION = "7"
 LANGS = ("python", "numba", "c")
 
-ROTATION_SNAP = 1e-12      # |x| or |x ∓ 1| below this in a rest rotation → 0 or ±1
+ROTATION_SNAP = 1e-14      # |x| or |x ∓ 1| below this in a rest rotation or a unit axis → 0 or ±1
 PARAMETER_SNAP = 1e-13     # relative round-off (e.g. 6e-17 m from a URDF rpy) → 0
 
 __all__ = ["GENERATOR_VERSION", "LANGS", "GeneratedCode", "generate", "operation_counts",
@@ -300,10 +304,16 @@ class Link:
 
 def _axis_frame(axis: np.ndarray) -> np.ndarray:
     """A rotation ``Q`` with ``Q z = axis``: a signed permutation for ±x, ±y, ±z (so that
-    sparse data stay sparse), otherwise an orthonormal completion."""
+    sparse data stay sparse), otherwise an orthonormal completion.
+
+    An axis counts as ±e_k only when its OTHER components are round-off (below
+    ``ROTATION_SNAP``).  Testing ``|a_k| − 1`` instead would be second order: an axis
+    1e-6 off ±e_k has ``|a_k| = 1 − 5e-13`` and would be snapped, an error of 1e-6 in
+    every τ (issue #18)."""
     axis = np.asarray(axis, dtype=float)
+    axis = axis / np.linalg.norm(axis)
     k = int(np.argmax(np.abs(axis)))
-    if abs(abs(axis[k]) - 1.0) < ROTATION_SNAP:
+    if np.all(np.abs(np.delete(axis, k)) < ROTATION_SNAP):
         s = float(np.sign(axis[k]))
         eye = np.eye(3)
         # columns (images of x, y, z) = (e_{k+1}, s e_{k+2}, s e_k): a proper rotation
@@ -350,7 +360,8 @@ def prepare(model, regroup: bool = True):
 
     Every link frame is turned by a constant ``Q_i`` (:func:`_axis_frame`) so that its
     joint axis is z; τ does not depend on this choice.  Rest rotations are snapped
-    (|x| < 1e-12 → 0, |x ∓ 1| < 1e-12 → ±1) and round-off in lengths and inertias
+    (|x| < 1e-14 → 0, |x ∓ 1| < 1e-14 → ±1: round-off such as cos(π/2) = 6e-17, never a
+    real tilt that would move τ by more than 1e-14) and round-off in lengths and inertias
     (below 1e-13 of the largest value of its kind) is set to zero.  With ``regroup``
     the inertial parameters are regrouped (:func:`_regroup`) and, per link, the free
     choices of :class:`Choice` that give the fewest operations are found by a greedy
@@ -827,15 +838,36 @@ def c_identifier(name: str) -> str:
     return ident if not ident[0].isdigit() else "robot_" + ident
 
 
+_AS_STATES = '''
+def _as_states(*arrays):
+    """The arrays as (N, N_JOINTS) float64 (C-contiguous, writable) and whether they were
+    one state of shape (N_JOINTS,); all must have the same shape, and be finite."""
+    arrays = [np.require(a, np.float64, ("C", "W")) for a in arrays]
+    shape = arrays[0].shape
+    if len(shape) not in (1, 2) or shape[-1] != N_JOINTS or any(a.shape != shape for a in arrays):
+        raise InputError(f"inputs must all have shape ({N_JOINTS},) or (N, {N_JOINTS}); got "
+                         + ", ".join(str(a.shape) for a in arrays))
+    for a in arrays:
+        if not np.isfinite(a).all():
+            raise InputError("inputs must be finite (no NaN or infinity)")
+    return [a if a.ndim == 2 else a[None] for a in arrays], len(shape) == 1
+'''
+
+_IMPORT_INPUT_ERROR = ["try:", "    from dyn_plugin.errors import InputError",
+                       "except ImportError:      # the generated code used without dyn_plugin",
+                       "    InputError = ValueError"]
+
+
 def _emit_python(printer, function, args, result, outputs, shape, docstring) -> str:
-    """A NumPy function vectorised over the batch."""
-    lines = [f"def {function}({', '.join(args)}):", f'    """{docstring}"""']
-    lines += [f"    {a} = np.asarray({a}, dtype=float)" for a in args]
-    lines += [f"    {result} = np.empty({shape})"]
+    """A NumPy function vectorised over the batch; one state (n,) gives a result without
+    the batch axis."""
+    lines = [f"def {function}({', '.join(args)}):", f'    """{docstring}"""',
+             f"    ({', '.join(args)},), single = _as_states({', '.join(args)})",
+             f"    {result} = np.empty({shape})"]
     lines += [f"    {name} = {array}[:, {col}]" for name, array, col in printer.inputs()]
     lines += [f"    {name} = {text}" for name, text in printer.assignments()]
     lines += [f"    {array}[:, {', '.join(map(str, index))}] = {printer.output(node)}" for array, index, node in outputs]
-    lines.append(f"    return {result}")
+    lines.append(f"    return {result}[0] if single else {result}")
     return "\n".join(lines) + "\n"
 
 
@@ -863,23 +895,34 @@ def _emit_numba_state(printer, function, args, results, outputs, n) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _emit_numba_entry(function, args, result, shape) -> list:
+    """The Python entry point of a batch function: checks and converts the inputs
+    (:data:`_AS_STATES`), runs the serial or the parallel loop (by batch size, as
+    dyn_plugin.compiled does) and refuses a batch in which a state failed."""
+    return [
+        f"def {function}({', '.join(args)}):",
+        f'    """{function.replace("_", " ").capitalize()}: inputs (N, n), or (n,) for one state."""',
+        f"    ({', '.join(args)},), single = _as_states({', '.join(args)})",
+        f"    {result} = np.empty({shape})",
+        f"    status = np.zeros({args[0]}.shape[0], np.int64)",
+        f"    loop = _{function}_parallel if {args[0]}.shape[0] >= PARALLEL_FROM else _{function}_serial",
+        f"    loop({', '.join(args)}, {result}, status)",
+        "    if status.any():",
+        '        raise InputError(f"{function}: state {int(np.flatnonzero(status)[0])} was refused (status "'
+        '\n                         f"{int(status[status != 0][0])})")'.replace("{function}", function),
+        f"    return {result}[0] if single else {result}"]
+
+
 def _emit_numba_batch(function, state, args, result, shape) -> str:
-    """A batch of states: a serial and a parallel loop over the per-state function, and
-    the entry point that picks one by batch size (as dyn_plugin.compiled does)."""
+    """A batch of states: a serial and a parallel loop over the per-state function (each
+    state's status into ``status``), and the entry point."""
     rows = ", ".join(f"{a}[k]" for a in args + [result])
     loops = []
     for kind, decorator, loop in (("serial", f"@njit({NUMBA_OPTIONS})", "range"),
                                   ("parallel", f"@njit(parallel=True, {NUMBA_OPTIONS})", "prange")):
-        loops += [decorator, f"def _{function}_{kind}({', '.join(args)}, {result}):",
-                  f"    for k in {loop}({args[0]}.shape[0]):", f"        {state}({rows})", ""]
-    lines = loops + [
-        f"def {function}({', '.join(args)}):",
-        f'    """{function.replace("_", " ").capitalize()} of a batch: inputs (N, n) C-contiguous float64."""',
-        f"    {result} = np.empty({shape})",
-        f"    loop = _{function}_parallel if {args[0]}.shape[0] >= PARALLEL_FROM else _{function}_serial",
-        f"    loop({', '.join(args)}, {result})",
-        f"    return {result}"]
-    return "\n".join(lines) + "\n"
+        loops += [decorator, f"def _{function}_{kind}({', '.join(args)}, {result}, status):",
+                  f"    for k in {loop}({args[0]}.shape[0]):", f"        status[k] = {state}({rows})", ""]
+    return "\n".join(loops + _emit_numba_entry(function, args, result, shape)) + "\n"
 
 
 def _numba_forward_dynamics(n) -> str:
@@ -913,19 +956,12 @@ def _numba_forward_dynamics(n) -> str:
         "",
     ] + [line for kind, loop in (("serial", "range"), ("parallel", "prange")) for line in (
         f"@njit({'parallel=True, ' if loop == 'prange' else ''}{NUMBA_OPTIONS})",
-        f"def _forward_dynamics_{kind}(q, qd, tau, qdd):",
+        f"def _forward_dynamics_{kind}(q, qd, tau, qdd, status):",
         f"    for c in {loop}((q.shape[0] + {chunk - 1}) // {chunk}):",
         f"        M, rhs, zero = np.empty(({n}, {n})), np.empty({n}), np.zeros({n})",
         f"        for k in range(c * {chunk}, min(q.shape[0], (c + 1) * {chunk})):",
-        "            _forward_dynamics_core(q[k], qd[k], tau[k], qdd[k], M, rhs, zero)",
-        "")] + [
-        "def forward_dynamics(q, qd, tau):",
-        '    """Forward dynamics of a batch: inputs (N, n) C-contiguous float64."""',
-        "    qdd = np.empty(q.shape)",
-        "    loop = _forward_dynamics_parallel if q.shape[0] >= PARALLEL_FROM else _forward_dynamics_serial",
-        "    loop(q, qd, tau, qdd)",
-        "    return qdd",
-        ""])
+        "            status[k] = _forward_dynamics_core(q[k], qd[k], tau[k], qdd[k], M, rhs, zero)",
+        "")] + _emit_numba_entry("forward_dynamics", ["q", "qd", "tau"], "qdd", "q.shape") + [""])
 
 
 def _emit_c(printer, function, args, result, outputs, n_out, n) -> str:
@@ -1017,8 +1053,10 @@ def generate(model, lang: str = "python", *, mass_matrix: bool = False,
     elif lang == "numba":
         functions = {"inverse_dynamics": "inverse_dynamics"}
         parts += ["import math", "import numpy as np", "from numba import njit, prange", "",
-                  "from dyn_plugin.compiled.kernels import PARALLEL_FROM, spd_solve", "",
-                  f"ROBOT = {model.name!r}", f"N_JOINTS = {n}", f"GENERATOR_KEY = {key!r}", f"COUNTS = {counts!r}", "",
+                  "from dyn_plugin.compiled.kernels import PARALLEL_FROM, spd_solve",
+                  "from dyn_plugin.errors import InputError", "",
+                  f"ROBOT = {model.name!r}", f"N_JOINTS = {n}", f"GENERATOR_KEY = {key!r}", f"COUNTS = {counts!r}",
+                  _AS_STATES,
                   _emit_numba_state(_Printer(id_program, lang), "inverse_dynamics_state", ["q", "qd", "qdd"],
                                     [("tau", 1)], id_program.outputs, n),
                   _emit_numba_batch("inverse_dynamics", "inverse_dynamics_state", ["q", "qd", "qdd"], "tau", "q.shape")]
@@ -1034,16 +1072,16 @@ def generate(model, lang: str = "python", *, mass_matrix: bool = False,
                       _emit_numba_batch("bias_forces", "bias_forces_state", ["q", "qd"], "tau", "q.shape")]
     else:
         functions = {"inverse_dynamics": "inverse_dynamics"}
-        parts += ["import numpy as np", "", f"ROBOT = {model.name!r}", f"N_JOINTS = {n}",
-                  f"GENERATOR_KEY = {key!r}", f"COUNTS = {counts!r}", ""]
+        parts += ["import numpy as np", "", *_IMPORT_INPUT_ERROR, "", f"ROBOT = {model.name!r}",
+                  f"N_JOINTS = {n}", f"GENERATOR_KEY = {key!r}", f"COUNTS = {counts!r}", _AS_STATES]
         parts.append(_emit_python(
             _Printer(id_program, lang), "inverse_dynamics", ["q", "qd", "qdd"], "tau", id_program.outputs,
-            "q.shape", f"Joint torques/forces tau (N, {n}) for q, qd, qdd of shape (N, {n})."))
+            "q.shape", f"Joint torques/forces tau (N, {n}) for q, qd, qdd of shape (N, {n}); ({n},) for one state."))
         if mm_program:
             functions["mass_matrix"] = "mass_matrix"
             parts.append(_emit_python(
                 _Printer(mm_program, lang), "mass_matrix", ["q"], "M", mm_program.outputs,
-                f"(q.shape[0], {n}, {n})", f"Joint-space inertia matrix M (N, {n}, {n}) for q (N, {n})."))
+                f"(q.shape[0], {n}, {n})", f"Joint-space inertia matrix M (N, {n}, {n}) for q (N, {n}); ({n}, {n}) for q ({n},)."))
     source = "\n".join(parts)
     return GeneratedCode(robot=model.name, lang=lang, source=source, counts=counts,
                          functions=functions, mass_matrix_counts=mm_counts, key=key)
@@ -1061,7 +1099,7 @@ def model_key(model, lang: str = "", regroup: bool = True) -> str:
     version, the language and the options: the on-disk cache key."""
     h = hashlib.sha256()
     for item in (GENERATOR_VERSION, lang, str(regroup), model.name, "|".join(model.joint_types)):
-        h.update(item.encode())
+        h.update(item.encode("utf-8", "surrogatepass"))
         h.update(b"\0")
     for array in (model.parents, model.joint_rotations, model.joint_positions, model.axes,
                   model.masses, model.coms, model.inertias, model.gravity):
