@@ -13,7 +13,7 @@ motor inertia (``newton_euler_friction``, ``lagrange_euler_friction``; see
 
 from .backends import Backend, get_backend, list_backends, register_backend, unregister_backend
 from .dh import DHRow, model_from_dh, read_dh_table
-from .errors import (BackendError, DynPluginError, InputError, ModelError, PhysicalValidityWarning,
+from .errors import (BackendError, DynPluginError, InputError, ModelError, NumericalError, PhysicalValidityWarning,
                      UnknownRobotError, URDFError, URDFWarning)
 from .friction.parameters import FrictionModel, load_friction
 from .model import RobotModel
@@ -23,8 +23,21 @@ from .urdf import load_urdf, load_urdf_string, to_urdf, write_urdf
 
 __version__ = "0.1.0"
 
+_LAZY = ("dask", "dataset")   # need the [dask] extra (dask, zarr): imported on first use only
+
+
+def __getattr__(name):
+    """``dp.dask`` (module dyn_plugin.dask) and ``dp.dataset`` (module dyn_plugin.dataset,
+    callable as its function ``dataset``), imported on first access so that
+    ``import dyn_plugin`` never imports dask or zarr."""
+    if name in _LAZY:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 __all__ = [
-    "Backend", "BackendError", "DHRow", "FrictionModel", "load_friction", "DynPluginError", "InputError", "JointLimitWarning", "ModelError",
+    "Backend", "BackendError", "DHRow", "FrictionModel", "load_friction", "DynPluginError", "InputError", "JointLimitWarning", "ModelError", "NumericalError",
     "PhysicalValidityWarning", "RobotModel", "URDFError", "URDFWarning", "UnknownRobotError", "get_backend",
     "list_backends", "list_robots", "load_robot", "load_urdf", "load_urdf_string",
     "model_from_dh", "read_dh_table", "register_backend", "robot_table", "SimulationError", "simulate",

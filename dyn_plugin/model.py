@@ -151,10 +151,26 @@ class RobotModel:
         for i, kind in enumerate(self.joint_types):
             if kind not in (REVOLUTE, PRISMATIC):
                 raise ModelError(f"joint {self.joint_names[i]!r}: type {kind!r} is not revolute or prismatic")
+        self._check_finite()
         norms = np.linalg.norm(self.axes, axis=1)
         if n and not np.allclose(norms, 1.0, atol=1e-12):
             bad = self.joint_names[int(np.argmax(np.abs(norms - 1.0)))]
             raise ModelError(f"joint {bad!r}: axis is not a unit vector")
+
+    def _check_finite(self):
+        """Geometry, inertia and friction finite; limits may be infinite (no limit), not NaN.
+        A URDF whose numbers are each finite can still overflow when they are combined (a
+        mass of 1e10 kg at 1e160 m has no finite inertia about the link origin)."""
+        for key in ("joint_rotations", "joint_positions", "axes", "masses", "coms", "inertias", "damping",
+                    "friction", "lower", "upper", "velocity_limits", "effort_limits"):
+            value = getattr(self, key)
+            bad = np.isnan(value) if key in ("lower", "upper", "velocity_limits", "effort_limits") else ~np.isfinite(value)
+            if np.any(bad):
+                i = int(np.argwhere(bad)[0][0])
+                raise ModelError(f"model {self.name!r}: {key} of joint {self.joint_names[i]!r} (link "
+                                 f"{self.link_names[i]!r}) is not finite: {value[i]}")
+        if not np.all(np.isfinite(self.gravity)):
+            raise ModelError(f"model {self.name!r}: gravity must be finite, got {self.gravity}")
 
     def pybullet_alterations(self) -> list:
         """What pybullet would change in this model when loading it, one sentence each:

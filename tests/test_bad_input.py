@@ -61,6 +61,8 @@ def test_the_reference_arm_loads():
 def test_error_hierarchy():
     for cls in (dp.URDFError, dp.ModelError, dp.InputError, dp.UnknownRobotError, dp.BackendError):
         assert issubclass(cls, dp.DynPluginError)
+    from dyn_plugin.errors import NumericalError      # float64 overflow of a result: bad (huge) input
+    assert issubclass(NumericalError, dp.InputError) and issubclass(NumericalError, ArithmeticError)
     assert issubclass(dp.PhysicalValidityWarning, UserWarning)
 
 

@@ -283,9 +283,10 @@ def random_friction(model, rng, smoothing):
     curve = EfficiencyCurve(ratios, np.sort(rng.uniform(0.2, 1.0, 4)), kind=str(rng.choice(["linear", "cubic"])))
     curves = [curve if use else None for use in rng.random(n) < 0.7]
     transmission = TransmissionFriction.create(n, curves, rng.uniform(5, 100, n), rng.uniform(0, 5, n))
-    velocity = VelocityFriction.create(n, rng.uniform(0, 3, n), rng.uniform(0, 5, n), rng.uniform(0, 5, n),
-                                       rng.uniform(0, 8, n), rng.uniform(0, 8, n), rng.uniform(0.01, 1, n),
-                                       smoothing)
+    coulomb, coulomb_negative = rng.uniform(0, 5, n), rng.uniform(0, 5, n)
+    velocity = VelocityFriction.create(n, rng.uniform(0, 3, n), coulomb, coulomb_negative,
+                                       coulomb + rng.uniform(0, 3, n), coulomb_negative + rng.uniform(0, 3, n),
+                                       rng.uniform(0.01, 1, n), smoothing)  # static >= Coulomb
     form = str(rng.choice(["diagonal", "link"]))
     armature = rng.uniform(0, 1, n) * (model.is_revolute if form == "link" else 1.0)  # a rotor turns about an axis
     return FrictionModel(velocity, bearing, transmission, armature=armature, armature_form=form)

@@ -38,10 +38,11 @@ def test_tends_to_plus_minus_static_level_at_rest():
 def test_dissipative_for_non_negative_parameters():
     for _ in range(20):
         n = 4
-        model = VelocityFriction.create(n, viscous=RNG.uniform(0, 2, n), coulomb=RNG.uniform(0, 3, n),
-                                        coulomb_negative=RNG.uniform(0, 3, n), static=RNG.uniform(0, 5, n),
-                                        static_negative=RNG.uniform(0, 5, n), stribeck_velocity=RNG.uniform(0.01, 1, n),
-                                        smoothing=RNG.choice([0.0, 0.05]))
+        coulomb, coulomb_negative = RNG.uniform(0, 3, n), RNG.uniform(0, 3, n)
+        model = VelocityFriction.create(n, viscous=RNG.uniform(0, 2, n), coulomb=coulomb,
+                                        coulomb_negative=coulomb_negative, static=coulomb + RNG.uniform(0, 2, n),
+                                        static_negative=coulomb_negative + RNG.uniform(0, 2, n),
+                                        stribeck_velocity=RNG.uniform(0.01, 1, n), smoothing=RNG.choice([0.0, 0.05]))
         qd = RNG.normal(scale=2, size=(50, n))
         assert np.all(qd * model.torque(qd) >= 0)
 
@@ -63,6 +64,12 @@ def test_smooth_variant_converges_to_sharp():
     (dict(stribeck_velocity=0.0), "stribeck_velocity"),
     (dict(viscous=[1.0, 2.0]), r"one per joint \(3\)"),
     (dict(smoothing=-1.0), "smoothing"),
+    (dict(smoothing={"j": 0.1}), "smoothing"),
+    (dict(coulomb=2.0, static=0.0), "static.*joint index 0.*coulomb"),        # breakaway below sliding
+    (dict(coulomb=1.0, coulomb_negative=[1.0, 2.0, 1.0], static_negative=1.5), "static_negative.*joint index 1"),
+    (dict(viscous=["0.1", "0.2", "0.3"]), "viscous.*joint index 0.*'0.1'"),   # text is not parsed
+    (dict(coulomb=True), "coulomb"),
+    (dict(viscous={"joint1": 1.0}), "viscous.*joint names"),                  # by name needs the names
 ])
 def test_bad_velocity_friction_parameters(kwargs, fragment):
     with pytest.raises(dp.ModelError, match=fragment):

@@ -309,3 +309,12 @@ def test_an_inertia_that_is_zero_but_for_round_off_is_accepted():
     clearly_negative = xml.replace('ixy="1.2e-20"', 'ixy="1.2e-3"').replace('1e-20', '1e-3')
     with pytest.raises(dp.ModelError, match="link 'a'.*not positive semi-definite"):
         dp.load_urdf_string(clearly_negative)
+
+
+def test_numbers_that_overflow_together_are_refused():
+    """Each number finite, their combination not: 1e10 kg at 1e160 m has no finite inertia
+    about the link origin."""
+    xml = robot(link("a", mass=1e10, com="1e160 0 0"), joint("j1", "base", "a"))
+    with pytest.raises(dp.ModelError, match="link 'a'.*not finite"):
+        with np.errstate(over="ignore", invalid="ignore"):
+            dp.load_urdf_string(xml)

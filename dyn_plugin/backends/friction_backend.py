@@ -39,7 +39,7 @@ from ..friction.models import direction
 from ..kinematics import rotation_from_z
 from ..friction.parameters import FrictionModel, resolve_friction
 from ..friction.stiction import solve_box_qp, sticking
-from .base import Backend, batch_args
+from .base import Backend, batch_args, check_finite
 from .ours import LagrangeEulerBackend, NewtonEulerBackend, SingleStateFastPath
 
 
@@ -159,8 +159,8 @@ class FrictionBackend(SingleStateFastPath, Backend):
     def joint_wrenches(self, q, qd, qdd):
         """Joint reaction force and moment (n, 3) each, joint frames (see NewtonEulerBackend);
         friction does not change them (Gogoussis & Donath)."""
-        (q, qd, qdd), single = batch_args(self.model.n, q=q, qd=qd, qdd=qdd)
-        f, moment = self._wrenches(q, qd, qdd)
+        (q, qd, qdd), single = batch_args(self.model.n, self.model.joint_names, q=q, qd=qd, qdd=qdd)
+        f, moment = check_finite("joint_wrenches", self._wrenches(q, qd, qdd), self.model, single, q=q, qd=qd, qdd=qdd)
         return (f[0], moment[0]) if single else (f, moment)
 
     def _wrenches(self, q, qd, qdd):
@@ -171,8 +171,9 @@ class FrictionBackend(SingleStateFastPath, Backend):
     def inverse_dynamics_breakdown(self, q, qd, qdd) -> TorqueBreakdown:
         """Input torque split into rigid body, armature, bearing, transmission and velocity
         friction (Dhanaraj Table 3.5's columns); ``.input`` is :meth:`inverse_dynamics`."""
-        (q, qd, qdd), single = batch_args(self.model.n, q=q, qd=qd, qdd=qdd)
+        (q, qd, qdd), single = batch_args(self.model.n, self.model.joint_names, q=q, qd=qd, qdd=qdd)
         parts = self._breakdown(q, qd, qdd)
+        check_finite("inverse_dynamics_breakdown", tuple(vars(parts).values()), self.model, single, q=q, qd=qd, qdd=qdd)
         return parts.single() if single else parts
 
     def _batch_inverse_dynamics(self, q, qd, qdd):
@@ -333,7 +334,7 @@ class FrictionBackend(SingleStateFastPath, Backend):
         never reverses a joint by damping alone, first-order accurate like the explicit form.
         With load-dependent friction M is ∂τ_in/∂q̈ at the step (a linearly implicit step).
         """
-        (q, qd, tau), single = batch_args(self.model.n, q=q, qd=qd, tau=tau)
+        (q, qd, tau), single = batch_args(self.model.n, self.model.joint_names, q=q, qd=qd, tau=tau)
         if not (np.isfinite(dt) and dt > 0):
             raise InputError(f"time step dt must be positive and finite, got {dt}")
         if viscous not in ("explicit", "implicit"):
@@ -343,6 +344,7 @@ class FrictionBackend(SingleStateFastPath, Backend):
             after = qd + dt * self._batch_forward_dynamics(q, qd, tau)
         else:
             after = self._impulse_step(q, qd, tau, dt, implicit)
+        check_finite("velocity_step", after, self.model, single, q=q, qd=qd, tau=tau)
         return after[0] if single else after
 
     def _impulse_step(self, q, qd, tau, dt, implicit: bool) -> np.ndarray:

@@ -5,13 +5,15 @@ Neither imports pinocchio or pybullet.
 
 from __future__ import annotations
 
+from math import isfinite
+
 import numpy as np
 
 from ..algorithms import articulated_body as aba
 from ..algorithms import lagrange_euler as le
 from ..algorithms import newton_euler as ne
 from ..compiled import NO_SINGLE_STATE_PATH, CompiledDynamics
-from .base import Backend, batch_args
+from .base import Backend, batch_args, check_finite
 
 
 class SingleStateFastPath:
@@ -23,12 +25,18 @@ class SingleStateFastPath:
     path of Backend, whose errors name the problem.  Batches skip the attempt (a refused
     numba call costs ~100 µs, to build its error message).  The four methods are spelled out
     rather than generated because a shared helper would add a Python call to each.
+
+    A result that is not finite (overflow) is never returned: our kernels report it in
+    their status (``_single.checks_result``), for others the sum of the result is tested
+    (NaN or inf whenever an entry is; ~0.2 µs); either way the validating path then
+    raises :class:`~dyn_plugin.errors.NumericalError`.
     """
 
     def inverse_dynamics(self, q, qd, qdd):
         tau = np.empty(self.model.n)
         try:
-            if getattr(q, "ndim", 0) == 1 and self._single.inverse_dynamics(q, qd, qdd, tau) == 0:
+            if getattr(q, "ndim", 0) == 1 and self._single.inverse_dynamics(q, qd, qdd, tau) == 0 \
+                    and (self._single.checks_result or isfinite(sum(tau.tolist()))):
                 return tau
         except TypeError:
             pass
@@ -37,7 +45,8 @@ class SingleStateFastPath:
     def forward_dynamics(self, q, qd, tau):
         qdd = np.empty(self.model.n)
         try:
-            if getattr(q, "ndim", 0) == 1 and self._single.forward_dynamics(q, qd, tau, qdd) == 0:
+            if getattr(q, "ndim", 0) == 1 and self._single.forward_dynamics(q, qd, tau, qdd) == 0 \
+                    and (self._single.checks_result or isfinite(sum(qdd.tolist()))):
                 return qdd
         except TypeError:
             pass
@@ -47,7 +56,8 @@ class SingleStateFastPath:
         n = self.model.n
         M = np.empty((n, n))
         try:
-            if getattr(q, "ndim", 0) == 1 and self._single.mass_matrix(q, M) == 0:
+            if getattr(q, "ndim", 0) == 1 and self._single.mass_matrix(q, M) == 0 \
+                    and (self._single.checks_result or isfinite(sum(M.ravel().tolist()))):
                 return M
         except TypeError:
             pass
@@ -56,7 +66,8 @@ class SingleStateFastPath:
     def bias_forces(self, q, qd):
         tau = np.empty(self.model.n)
         try:
-            if getattr(q, "ndim", 0) == 1 and self._single.bias(q, qd, tau) == 0:
+            if getattr(q, "ndim", 0) == 1 and self._single.bias(q, qd, tau) == 0 \
+                    and (self._single.checks_result or isfinite(sum(tau.tolist()))):
                 return tau
         except TypeError:
             pass
@@ -118,8 +129,9 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
         Returns ``(f, n)``, each (n_joints, 3) or (N, n_joints, 3), in N and N·m,
         expressed in joint ``i``'s frame (its joint axis is ``model.axes[i]``).
         """
-        (q, qd, qdd), single = batch_args(self.model.n, q=q, qd=qd, qdd=qdd)
-        f, moment = self._joint_wrenches(q, qd, qdd)
+        (q, qd, qdd), single = batch_args(self.model.n, self.model.joint_names, q=q, qd=qd, qdd=qdd)
+        f, moment = check_finite("joint_wrenches", self._joint_wrenches(q, qd, qdd), self.model, single,
+                                 q=q, qd=qd, qdd=qdd)
         return (f[0], moment[0]) if single else (f, moment)
 
     def _joint_wrenches(self, q, qd, qdd):
@@ -160,13 +172,17 @@ class LagrangeEulerBackend(Backend):
 
     def christoffel(self, q):
         """h_ikm (Fu 3.2-33), (n, n, n) or (N, n, n, n): h_i = Σ_km h_ikm q̇_k q̇_m."""
-        return self._run(lambda q_: le.christoffel(self.model, q_), q=q)
+        def christoffel(q_):
+            return le.christoffel(self.model, q_)
+
+        return self._run(christoffel, q=q)
 
     def configuration_space(self, q):
         """ROBMAT's ``(M, B, C, G)``: F = M q̈ + 2B[q̇q̇] + C[q̇²] + G (seed 003 §4.2).
 
         B has columns for the pairs (j, k), j < k, in the order (1,2), (1,3), ..., (2,3), ...
         """
-        (q,), single = batch_args(self.model.n, q=q)
-        M, B, C, G = le.configuration_space(self.model, q, self.gravity)
+        (q,), single = batch_args(self.model.n, self.model.joint_names, q=q)
+        M, B, C, G = check_finite("configuration_space", le.configuration_space(self.model, q, self.gravity),
+                                  self.model, single, q=q)
         return (M[0], B[0], C[0], G[0]) if single else (M, B, C, G)

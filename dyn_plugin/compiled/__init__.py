@@ -5,8 +5,9 @@
 caller has validated (:class:`~dyn_plugin.backends.base.Backend` does), and its
 ``single`` kernels are the low-overhead path for one state: they return a non-zero
 status (or raise TypeError) instead of computing when the input is not finite float64
-vectors of length n, so that the caller falls back to the validating path and its clear
-error messages (see :class:`~dyn_plugin.backends.ours.SingleStateFastPath`).
+vectors of length n, and a non-zero status when the result is not finite (float64
+overflow, e.g. q̇ = 1e300), so that the caller falls back to the validating path and its
+clear error messages (see :class:`~dyn_plugin.backends.ours.SingleStateFastPath`).
 """
 
 from __future__ import annotations
@@ -35,19 +36,23 @@ def _for_size(kernel_pair, N: int):
 class SingleStateKernels(NamedTuple):
     """The typed single-state kernels: ``kernel(*arrays, out) -> status`` (0 = OK).
     Called with anything but float64 vectors they raise TypeError; with a wrong length or
-    a non-finite entry they return a non-zero status and leave ``out`` unspecified."""
+    a non-finite entry they return a non-zero status and leave ``out`` unspecified.
+
+    ``checks_result``: True when the kernels also return a non-zero status for a result
+    that is not finite (ours do); otherwise the caller checks ``out`` itself."""
 
     inverse_dynamics: Callable
     bias: Callable
     forward_dynamics: Callable
     mass_matrix: Callable
+    checks_result: bool = False
 
 
 def _refuse(*args) -> int:
     return -1
 
 
-NO_SINGLE_STATE_PATH = SingleStateKernels(_refuse, _refuse, _refuse, _refuse)
+NO_SINGLE_STATE_PATH = SingleStateKernels(_refuse, _refuse, _refuse, _refuse, True)
 """What a backend without compiled kernels uses: every call is refused (status -1)."""
 
 
@@ -60,7 +65,8 @@ class CompiledDynamics:
         self.packed = pack_model(model, gravity, armature, friction)
         self.has_friction = friction is not None
         self.single = SingleStateKernels(*(functools.partial(kernels.single(name), self.packed)
-                                           for name in ("inverse_dynamics", "bias", "forward_dynamics", "mass_matrix")))
+                                           for name in ("inverse_dynamics", "bias", "forward_dynamics", "mass_matrix")),
+                                         checks_result=True)
 
     # -- batches ---------------------------------------------------------------------------
 

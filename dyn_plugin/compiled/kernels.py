@@ -6,8 +6,9 @@ written state by state on scalars so that nothing is allocated inside the loops.
 algorithm has
 
 * a per-state core ``_<algo>_state(P, ..., W)`` working in the scratch array ``W``;
-* ``<algo>_single``: one state, arguments checked in the kernel (it returns a status
-  instead of raising, so the caller can produce a clear error), no allocation but ``W``;
+* ``<algo>_single``: one state, arguments and result checked in the kernel (it returns a
+  status instead of raising, so the caller can produce a clear error; a result that is
+  not finite, float64 overflow, is NOT_FINITE_RESULT), no allocation but ``W``;
   compiled for exactly one signature by :func:`single`;
 * ``<algo>_batch``: a (serial, parallel) pair of loops over N states, in chunks (each
   chunk allocates its scratch once), so memory stays bounded for any N; the parallel one
@@ -51,7 +52,7 @@ SMOOTHING = 3                 # tanh width of dry friction, 0 = sgn
 HAS_FRICTION = 4              # 1.0 when the friction columns are in use
 SET_VALUED = 5                # 1.0 when dry friction is sharp (a joint at rest needs stiction)
 
-OK, BAD_SHAPE, NOT_FINITE, AT_REST = 0, 1, 2, 3   # status codes of the *_single kernels
+OK, BAD_SHAPE, NOT_FINITE, AT_REST, NOT_FINITE_RESULT = 0, 1, 2, 3, 4   # status codes of the *_single kernels
 CHUNK = 64                                       # states per scratch allocation in batches
 
 # 'contract' lets LLVM fuse a*b + c into one FMA instruction (one rounding instead of two)
@@ -177,6 +178,15 @@ def _check(n, x):
     for i in range(n):
         if not np.isfinite(x[i]):
             return NOT_FINITE
+    return OK
+
+
+@_jit
+def _finite_result(x):
+    """OK when every entry of the result vector x is finite, else NOT_FINITE_RESULT (overflow)."""
+    for i in range(x.shape[0]):
+        if not np.isfinite(x[i]):
+            return NOT_FINITE_RESULT
     return OK
 
 
@@ -314,6 +324,7 @@ def inverse_dynamics_single(P, q, qd, qdd, tau):
     status = _status(n, q, qd, qdd)
     if status == OK and tau.shape[0] == n:
         _torques(P, _one(q), _one(qd), _one(qdd), 0, True, True, True, _one(tau), _scratch(P))
+        status = _finite_result(tau)
     return status
 
 
@@ -323,6 +334,7 @@ def bias_single(P, q, qd, tau):
     status = _status(n, q, qd, q)
     if status == OK and tau.shape[0] == n:
         _torques(P, _one(q), _one(qd), _one(q), 0, True, False, True, _one(tau), _scratch(P))
+        status = _finite_result(tau)
     return status
 
 
@@ -416,6 +428,7 @@ def mass_matrix_single(P, q, H):
     status = _check(n, q)
     if status == OK and H.shape[0] == n and H.shape[1] == n:
         _crba_state(P, _one(q), 0, H.reshape((1, n, n)), _scratch(P))
+        status = _finite_result(H.reshape(n * n))
     return status
 
 
@@ -576,6 +589,7 @@ def forward_dynamics_single(P, q, qd, tau, qdd):
         status = AT_REST
     if status == OK and qdd.shape[0] == n:
         _forward(P, _one(q), _one(qd), _one(tau), _one(qdd), 0, _scratch(P))
+        status = _finite_result(qdd)
     return status
 
 

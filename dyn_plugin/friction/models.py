@@ -20,6 +20,8 @@ Models
 from __future__ import annotations
 
 import dataclasses
+import numbers
+from collections.abc import Mapping
 from typing import Optional
 
 import numpy as np
@@ -38,8 +40,44 @@ def direction(qd: np.ndarray, smoothing: float = 0.0) -> np.ndarray:
     return np.tanh(qd / smoothing) if smoothing > 0 else sgn(qd)
 
 
-def _per_joint(name: str, value, n: Optional[int], minimum: float = 0.0, strict: bool = False) -> np.ndarray:
-    array = np.array(value, dtype=float, ndmin=1)
+def joints_of(joints) -> tuple:
+    """``(n, names)`` from a joint count (names None), a robot model or a sequence of joint names."""
+    if isinstance(joints, (int, np.integer)) and not isinstance(joints, bool):
+        return int(joints), None
+    names = getattr(joints, "joint_names", joints)
+    if isinstance(names, (str, bytes)) or not hasattr(names, "__iter__"):
+        raise ModelError(f"joints must be a joint count, a robot model or a sequence of joint names, got {joints!r}")
+    names = tuple(names)
+    if not all(isinstance(name, str) for name in names) or len(set(names)) != len(names):
+        raise ModelError(f"joint names must be distinct strings, got {names!r}")
+    return len(names), names
+
+
+def joint_label(index: int, names: Optional[tuple]) -> str:
+    """How a message names joint ``index``: ``joint 'elbow' (index 2)`` or ``joint index 2``."""
+    return f"joint {names[index]!r} (index {index})" if names is not None else f"joint index {index}"
+
+
+def _per_joint(name: str, value, n: Optional[int], minimum: float = 0.0, strict: bool = False,
+               names: Optional[tuple] = None, default=None) -> np.ndarray:
+    """One validated value per joint, (n,), from one number, a sequence of n numbers, or a
+    dict ``{joint name: value}`` (needs ``names``; joints it leaves out get ``default``,
+    one number or (n,), and without a default every joint must be given)."""
+    if isinstance(value, Mapping):
+        array = _from_names(name, value, n, names, default)
+    else:
+        try:
+            raw = np.array(value, ndmin=1)
+        except (TypeError, ValueError):
+            raw = np.array([value, None], dtype=object)   # ragged: refused below
+        if raw.dtype.kind not in "fiu":                   # text, booleans, complex, None: refused, not parsed
+            flat = raw.ravel().tolist()                   # plain Python values, for the message
+            index = next((i for i, entry in enumerate(flat) if not _real_number(entry)), None)
+            if index is not None:
+                where = f" of {joint_label(index, names)}" if raw.shape == (n,) else ""
+                raise ModelError(f"friction parameter {name!r}{where} must be a number (one, or one per joint "
+                                 f"({n})), got {flat[index]!r}")
+        array = raw.astype(float)
     if n is not None and array.shape == (1,):
         array = np.full(n, array[0])
     if array.ndim != 1 or (n is not None and array.shape != (n,)):
@@ -48,9 +86,63 @@ def _per_joint(name: str, value, n: Optional[int], minimum: float = 0.0, strict:
     if bad.any():
         joint = int(np.argmax(bad))
         relation = ">" if strict else ">="
-        raise ModelError(f"friction parameter {name!r} of joint index {joint} must be finite and {relation} "
+        raise ModelError(f"friction parameter {name!r} of {joint_label(joint, names)} must be finite and {relation} "
                          f"{minimum:g}, got {array[joint]}")
     return array
+
+
+def _check_names(name: str, value: Mapping, names: Optional[tuple]) -> None:
+    """Refuse a dict ``{joint name: value}`` when the joint names are unknown or it names others."""
+    if names is None:
+        raise ModelError(f"friction parameter {name!r} is given per joint name ({', '.join(map(repr, value))}) but "
+                         f"the joint names are not known: pass the robot model or its joint names instead of a "
+                         f"joint count (e.g. FrictionModel.create(model, ...)), or give a list in joint order")
+    unknown = [key for key in value if key not in names]
+    if unknown:
+        raise ModelError(f"friction parameter {name!r} names unknown joint(s) {', '.join(map(repr, unknown))}; "
+                         f"the robot's joints are {', '.join(map(repr, names))}")
+
+
+def _from_names(name: str, value: Mapping, n: Optional[int], names: Optional[tuple], default) -> np.ndarray:
+    _check_names(name, value, names)
+    if default is None:
+        missing = [joint for joint in names if joint not in value]
+        if missing:
+            raise ModelError(f"friction parameter {name!r} has no value for joint(s) {', '.join(map(repr, missing))}; "
+                             f"give every joint of {', '.join(map(repr, names))}")
+        array = np.zeros(n)
+    else:
+        array = np.array(np.broadcast_to(np.asarray(default, dtype=float), (n,)))
+    for key, entry in value.items():
+        index = names.index(key)
+        if not _real_number(entry):
+            raise ModelError(f"friction parameter {name!r} of {joint_label(index, names)} must be a number, "
+                             f"got {entry!r}")
+        array[index] = float(entry)
+    return array
+
+
+def _real_number(entry) -> bool:
+    """True for a real number (float, int, numpy scalar, Fraction...): not text, bool, complex or None."""
+    if entry is None or isinstance(entry, (bool, np.bool_, str, bytes, complex, np.complexfloating)):
+        return False
+    try:
+        float(entry)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    return True
+
+
+def _not_below(key: str, static: np.ndarray, coulomb_key: str, coulomb: np.ndarray, names,
+               hint: Optional[str] = None) -> None:
+    """Refuse a static (breakaway) level below the Coulomb (sliding) level of its direction."""
+    below = static < coulomb
+    if np.any(below):
+        joint = int(np.argmax(below))
+        raise ModelError(f"friction parameter {key!r} (the breakaway level at rest) of {joint_label(joint, names)} is "
+                         f"{static[joint]:g}, below its Coulomb level {coulomb_key!r} = {coulomb[joint]:g}: a joint "
+                         f"cannot break away at less torque than it slides with, the static level must be >= the "
+                         f"Coulomb level ({hint or f'leave {key!r} out for no stiction peak'})")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,27 +169,50 @@ class VelocityFriction:
     stribeck_velocity: np.ndarray
     smoothing: float = 0.0
 
+    def __post_init__(self):
+        for side in ("positive", "negative"):
+            _not_below(f"static_{side}", np.asarray(getattr(self, f"static_{side}"), dtype=float),
+                       f"coulomb_{side}", np.asarray(getattr(self, f"coulomb_{side}"), dtype=float), None,
+                       f"VelocityFriction.create defaults the static levels to the Coulomb ones")
+
     @classmethod
-    def create(cls, n: int, viscous=0.0, coulomb=0.0, coulomb_negative=None, static=None,
+    def create(cls, n, viscous=0.0, coulomb=0.0, coulomb_negative=None, static=None,
                static_negative=None, stribeck_velocity=0.1, smoothing: float = 0.0) -> "VelocityFriction":
         """Validated parameters for ``n`` joints; scalars apply to every joint.
 
-        ``coulomb_negative`` defaults to ``coulomb`` (symmetric), ``static`` to ``coulomb``
-        (no stiction peak) and ``static_negative`` to ``static``.
+        ``n`` is the joint count, or the robot model (or its joint names): then any
+        parameter may also be a dict ``{joint name: value}``, joints left out taking the
+        parameter's default.  ``coulomb_negative`` defaults to ``coulomb`` (symmetric),
+        ``static`` to ``coulomb`` (no stiction peak) and ``static_negative`` to ``static``
+        if given, else to ``coulomb_negative``.  A static level below its Coulomb level (a
+        breakaway torque smaller than the sliding one) is refused.
         """
-        coulomb_negative = coulomb if coulomb_negative is None else coulomb_negative
-        if static_negative is None:
-            static_negative = coulomb_negative if static is None else static
-        static = coulomb if static is None else static
-        if not (np.isfinite(smoothing) and smoothing >= 0):
-            raise ModelError(f"friction smoothing width must be finite and >= 0, got {smoothing}")
+        n, names = joints_of(n)
+        if isinstance(smoothing, bool) or not isinstance(smoothing, numbers.Real) \
+                or not (np.isfinite(smoothing) and smoothing >= 0):
+            raise ModelError(f"friction smoothing width must be one finite number >= 0, got {smoothing!r}")
+        coulomb = _per_joint("coulomb", coulomb, n, names=names, default=0.0)
+        negative = _per_joint("coulomb_negative", coulomb if coulomb_negative is None else coulomb_negative, n,
+                              names=names, default=coulomb)
+        positive_static = _per_joint("static", coulomb if static is None else static, n, names=names, default=coulomb)
+        # joints whose static level was given: their static_negative defaults to it, the others' to coulomb_negative
+        given = np.zeros(n, bool) if static is None else (
+            np.isin(names, list(static)) if isinstance(static, Mapping) else np.ones(n, bool))
+        negative_static = _per_joint("static_negative", np.where(given, positive_static, negative)
+                                     if static_negative is None else static_negative, n, names=names,
+                                     default=np.where(given, positive_static, negative))
+        _not_below("static", positive_static, "coulomb", coulomb, names)
+        _not_below("static_negative", negative_static, "coulomb_negative", negative, names,
+                   None if static_negative is not None else
+                   "'static_negative' defaults to 'static': give 'static_negative' explicitly")
         return cls(
-            viscous=_per_joint("viscous", viscous, n),
-            coulomb_positive=_per_joint("coulomb", coulomb, n),
-            coulomb_negative=_per_joint("coulomb_negative", coulomb_negative, n),
-            static_positive=_per_joint("static", static, n),
-            static_negative=_per_joint("static_negative", static_negative, n),
-            stribeck_velocity=_per_joint("stribeck_velocity", stribeck_velocity, n, strict=True),
+            viscous=_per_joint("viscous", viscous, n, names=names, default=0.0),
+            coulomb_positive=coulomb,
+            coulomb_negative=negative,
+            static_positive=positive_static,
+            static_negative=negative_static,
+            stribeck_velocity=_per_joint("stribeck_velocity", stribeck_velocity, n, strict=True, names=names,
+                                         default=0.1),
             smoothing=float(smoothing),
         )
 
@@ -277,20 +392,29 @@ class BearingFriction:
     printed: bool = False
 
     @classmethod
-    def create(cls, n: int, kinds, mu, radius=0.0, spacing=0.0, printed: bool = False) -> "BearingFriction":
+    def create(cls, n, kinds, mu, radius=0.0, spacing=0.0, printed: bool = False) -> "BearingFriction":
+        """``n``: the joint count, or the robot model (or its joint names), with which every
+        argument may also be a dict ``{joint name: value}`` (joints left out: kind "none",
+        numbers 0)."""
+        n, names = joints_of(n)
+        if isinstance(kinds, Mapping):
+            _check_names("bearing kind", kinds, names)
+            kinds = tuple(kinds.get(joint, "none") for joint in names)
         kinds = (kinds,) * n if isinstance(kinds, str) else tuple(kinds)
         if len(kinds) != n:
             raise ModelError(f"bearing kinds must be one name or one per joint ({n}), got {len(kinds)}")
-        unknown = [k for k in kinds if k not in BEARINGS]
+        unknown = [(i, k) for i, k in enumerate(kinds) if k not in BEARINGS]
         if unknown:
-            raise ModelError(f"unknown bearing kind {unknown[0]!r}; choose from {', '.join(BEARINGS)}")
-        bearing = cls(kinds, _per_joint("bearing mu", mu, n), _per_joint("bearing radius", radius, n),
-                      _per_joint("bearing spacing", spacing, n), bool(printed))
+            raise ModelError(f"unknown bearing kind {unknown[0][1]!r} for {joint_label(unknown[0][0], names)}; "
+                             f"choose from {', '.join(BEARINGS)}")
+        bearing = cls(kinds, _per_joint("bearing mu", mu, n, names=names, default=0.0),
+                      _per_joint("bearing radius", radius, n, names=names, default=0.0),
+                      _per_joint("bearing spacing", spacing, n, names=names, default=0.0), bool(printed))
         for i, kind in enumerate(kinds):
             if kind in ("journal", "journal_pair", "thrust") and bearing.radius[i] <= 0:
-                raise ModelError(f"joint index {i}: a {kind} bearing needs a journal radius > 0")
+                raise ModelError(f"{joint_label(i, names)}: a {kind} bearing needs a journal radius > 0")
             if kind in ("journal_pair", "linear") and bearing.spacing[i] <= 0:
-                raise ModelError(f"joint index {i}: a {kind} bearing needs a bearing spacing > 0")
+                raise ModelError(f"{joint_label(i, names)}: a {kind} bearing needs a bearing spacing > 0")
         return bearing
 
     @property
@@ -327,18 +451,26 @@ class TransmissionFriction:
     breakaway: np.ndarray
 
     @classmethod
-    def create(cls, n: int, curves, rated_torque, breakaway=0.0) -> "TransmissionFriction":
+    def create(cls, n, curves, rated_torque, breakaway=0.0) -> "TransmissionFriction":
+        """``n``: the joint count, or the robot model (or its joint names), with which every
+        argument may also be a dict ``{joint name: value}`` (joints left out: no curve,
+        numbers 0)."""
+        n, names = joints_of(n)
+        if isinstance(curves, Mapping):
+            _check_names("efficiency curve", curves, names)
+            curves = tuple(curves.get(joint) for joint in names)
         curves = (curves,) * n if curves is None or isinstance(curves, EfficiencyCurve) else tuple(curves)
         if len(curves) != n:
             raise ModelError(f"transmission needs one efficiency curve (or None) per joint ({n}), got {len(curves)}")
         for i, curve in enumerate(curves):
             if curve is not None and not isinstance(curve, EfficiencyCurve):
-                raise ModelError(f"joint index {i}: efficiency curve must be an EfficiencyCurve or None, got {curve!r}")
-        rated = _per_joint("rated_torque", rated_torque, n)
+                raise ModelError(f"{joint_label(i, names)}: efficiency curve must be an EfficiencyCurve or None, "
+                                 f"got {curve!r}")
+        rated = _per_joint("rated_torque", rated_torque, n, names=names, default=0.0)
         for i, curve in enumerate(curves):
             if curve is not None and rated[i] <= 0:
-                raise ModelError(f"joint index {i}: an efficiency curve needs a rated torque > 0, got {rated[i]}")
-        return cls(curves, rated, _per_joint("breakaway", breakaway, n))
+                raise ModelError(f"{joint_label(i, names)}: an efficiency curve needs a rated torque > 0, got {rated[i]}")
+        return cls(curves, rated, _per_joint("breakaway", breakaway, n, names=names, default=0.0))
 
     @property
     def n(self) -> int:

@@ -4,7 +4,8 @@
 asymmetric Coulomb, Schilling's static term), Dhanaraj's bearing and transmission
 friction, and the reflected motor inertia (armature).  Sources:
 
-* Python: ``FrictionModel.create(n, viscous=..., coulomb=..., ...)``;
+* Python: ``FrictionModel.create(n, viscous=..., coulomb=..., ...)``, or
+  ``FrictionModel.create(model, viscous={"elbow": 0.4}, ...)`` with values per joint name;
 * URDF ``<dynamics damping friction>``: :meth:`FrictionModel.from_urdf` (viscous, Coulomb);
 * a data file (TOML, profiles of parameters with their sources): :func:`load_friction`;
   bundled robots ship one as ``urdf/NAME_friction.toml``.
@@ -31,7 +32,8 @@ import numpy as np
 
 from ..datafile import read_toml
 from ..errors import ModelError
-from .models import BearingFriction, EfficiencyCurve, TransmissionFriction, VelocityFriction, _per_joint
+from .models import (BearingFriction, EfficiencyCurve, TransmissionFriction, VelocityFriction, _check_names,
+                     _per_joint, joints_of)
 
 
 ARMATURE_FORMS = ("diagonal", "link")
@@ -50,6 +52,9 @@ class FrictionModel:
         I_motor to I_zz (then it also enters the gyroscopic and coupling terms).
         The two give different torques whenever the link's frame rotates.
     name, source : what this set is and where its numbers come from.
+    joint_names : the joints the values belong to, in order, when it was made for a robot
+        (``create(model, ...)``, data files, URDF); None when made for a joint count.  A
+        backend refuses it for a robot whose joints are named otherwise.
     """
 
     velocity: VelocityFriction
@@ -59,10 +64,17 @@ class FrictionModel:
     armature_form: str = "diagonal"
     name: str = "custom"
     source: str = ""
+    joint_names: Optional[tuple] = None
 
     def __post_init__(self):
         n = self.velocity.n
-        armature = _per_joint("armature", 0.0 if self.armature is None else self.armature, n)
+        if self.joint_names is not None:
+            count, names = joints_of(self.joint_names)
+            if count != n:
+                raise ModelError(f"friction model {self.name!r}: {count} joint names {names} for {n} joints")
+            object.__setattr__(self, "joint_names", names)
+        armature = _per_joint("armature", 0.0 if self.armature is None else self.armature, n,
+                              names=self.joint_names, default=0.0)
         object.__setattr__(self, "armature", armature)
         if self.armature_form not in ARMATURE_FORMS:
             raise ModelError(f"armature_form must be one of {ARMATURE_FORMS}, got {self.armature_form!r}")
@@ -72,14 +84,21 @@ class FrictionModel:
                                  f"{type(part).__name__} has {part.n}")
 
     @classmethod
-    def create(cls, n: int, viscous=0.0, coulomb=0.0, coulomb_negative=None, static=None, static_negative=None,
+    def create(cls, n, viscous=0.0, coulomb=0.0, coulomb_negative=None, static=None, static_negative=None,
                stribeck_velocity=0.1, smoothing: float = 0.0, bearing: Optional[BearingFriction] = None,
                transmission: Optional[TransmissionFriction] = None, armature=0.0,
                armature_form: str = "diagonal", name: str = "custom", source: str = "") -> "FrictionModel":
-        """Parameters from Python; scalars apply to every joint (see :meth:`VelocityFriction.create`)."""
-        velocity = VelocityFriction.create(n, viscous, coulomb, coulomb_negative, static, static_negative,
-                                           stribeck_velocity, smoothing)
-        return cls(velocity, bearing, transmission, armature, armature_form, name, source)
+        """Parameters from Python; scalars apply to every joint (see :meth:`VelocityFriction.create`).
+
+        ``n``: the joint count, or the robot model (or its joint names), with which every
+        per-joint value may also be a dict ``{joint name: value}``; joints a dict leaves out
+        take the parameter's default (static: the joint's Coulomb level; others 0, the
+        Stribeck velocity 0.1).
+        """
+        n, names = joints_of(n)
+        velocity = VelocityFriction.create(names if names is not None else n, viscous, coulomb, coulomb_negative,
+                                           static, static_negative, stribeck_velocity, smoothing)
+        return cls(velocity, bearing, transmission, armature, armature_form, name, source, names)
 
     @classmethod
     def none(cls, n: int) -> "FrictionModel":
@@ -89,7 +108,7 @@ class FrictionModel:
     @classmethod
     def from_urdf(cls, model, smoothing: float = 0.0) -> "FrictionModel":
         """The URDF's ``<dynamics damping friction>``: viscous c q̇ and symmetric Coulomb F sgn(q̇)."""
-        return cls.create(model.n, viscous=model.damping, coulomb=model.friction, smoothing=smoothing,
+        return cls.create(model, viscous=model.damping, coulomb=model.friction, smoothing=smoothing,
                           name="urdf", source=f"URDF <dynamics> of {model.name}")
 
     # -- derived facts -----------------------------------------------------------------
@@ -132,6 +151,11 @@ class FrictionModel:
         """Raise a :class:`ModelError` if this description does not fit ``model``."""
         if self.n != model.n:
             raise ModelError(f"friction model {self.name!r} has {self.n} joints, robot {model.name!r} has {model.n}")
+        if self.joint_names is not None and tuple(model.joint_names) != self.joint_names:
+            differ = [(ours, theirs) for ours, theirs in zip(self.joint_names, model.joint_names) if ours != theirs]
+            raise ModelError(f"friction model {self.name!r} was made for joints {', '.join(self.joint_names)}; robot "
+                             f"{model.name!r} has {', '.join(model.joint_names)} (first difference: "
+                             f"{differ[0][0]!r} vs {differ[0][1]!r}); build it for this robot's joints")
         if self.armature_form == "link":
             sliding = [model.joint_names[i] for i in range(model.n)
                        if model.joint_types[i] == "prismatic" and self.armature[i] > 0]
@@ -178,10 +202,13 @@ def load_friction(source: Union[str, os.PathLike], model, profile: Optional[str]
     if name not in profiles:
         raise ModelError(f"friction data file {path.name} has no profile {name!r}; "
                          f"profiles: {', '.join(profiles) or 'none'}")
+    where = f"friction data file {path.name}, profile {name!r}"
     try:
         friction = _from_profile(profiles[name], model, name, data.get("robot"))
     except (TypeError, KeyError) as exc:
-        raise ModelError(f"friction data file {path.name}, profile {name!r}: missing or malformed entry {exc}") from None
+        raise ModelError(f"{where}: missing or malformed entry {exc}") from None
+    except ModelError as exc:
+        raise ModelError(f"{where}: {exc}") from None
     friction.check_against(model)
     return friction
 
@@ -207,16 +234,19 @@ def _from_profile(table: dict, model, name: str, robot: Optional[str]) -> Fricti
     _known_keys(name, "transmission", table.get("transmission"), {"rated_torque", "breakaway", "efficiency",
                                                                  "with_curve"})
     if bearing is not None:
-        bearing = BearingFriction.create(n, bearing["kind"], bearing["mu"], bearing.get("radius", 0.0),
+        bearing = BearingFriction.create(model, bearing["kind"], bearing["mu"], bearing.get("radius", 0.0),
                                          bearing.get("spacing", 0.0), bearing.get("printed", False))
     transmission = table.get("transmission")
     if transmission is not None:
         curve_table = transmission["efficiency"]
         curve = EfficiencyCurve(curve_table["load_ratio"], curve_table["efficiency"], curve_table.get("kind", "linear"))
         with_curve = transmission.get("with_curve", [True] * n)
-        transmission = TransmissionFriction.create(n, [curve if use else None for use in with_curve],
+        if isinstance(with_curve, dict):                  # {joint name: bool}, joints left out: with the curve
+            _check_names("with_curve", with_curve, tuple(model.joint_names))
+            with_curve = [with_curve.get(joint, True) for joint in model.joint_names]
+        transmission = TransmissionFriction.create(model, [curve if use else None for use in with_curve],
                                                    transmission["rated_torque"], transmission.get("breakaway", 0.0))
-    return FrictionModel.create(n, **velocity, bearing=bearing, transmission=transmission, armature=armature,
+    return FrictionModel.create(model, **velocity, bearing=bearing, transmission=transmission, armature=armature,
                                 armature_form=table.get("armature_form", "diagonal"), name=name,
                                 source=table.get("source", table.get("description", "")))
 
