@@ -74,6 +74,7 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 import numpy as np
+from rich.markup import escape
 
 from .errors import BackendError, InputError
 
@@ -803,7 +804,7 @@ def format_tables(result: BenchResult) -> list:
     out = []
     sizes = result.settings["sizes"]
     for robot, n in result.robots.items():
-        table = Table(title=f"{robot} ({n} joints): median µs per state, and its ratio to pinocchio's",
+        table = Table(title=f"{escape(robot)} ({n} joints): median µs per state, and its ratio to pinocchio's",
                       title_justify="left")
         table.add_column("op")
         table.add_column("backend")
@@ -820,7 +821,7 @@ def format_tables(result: BenchResult) -> list:
                                    if (u["robot"], u["op"], u["backend"]) == (robot, op, backend)), None)
                     if reason is None:
                         continue
-                    table.add_row(op if j == 0 else "", backend, "[dim]none[/]",
+                    table.add_row(op if j == 0 else "", escape(backend), "[dim]none[/]",
                                   *(["[dim]—[/]"] * (2 * len(sizes))), end_section=j == len(rows) - 1)
                     continue
                 call = next(iter(found.values())).call
@@ -837,7 +838,7 @@ def format_tables(result: BenchResult) -> list:
                     elif m.ratio is not None:
                         ratio = f"[green]{ratio}[/]" if m.ratio < 1 else f"[yellow]{ratio}[/]"
                     cells += [_fmt_us(m.median_us) + mark, ratio]
-                table.add_row(op if j == 0 else "", backend, call.replace("pin.", "").replace("p.", ""), *cells,
+                table.add_row(op if j == 0 else "", escape(backend), call.replace("pin.", "").replace("p.", ""), *cells,
                               end_section=j == len(rows) - 1)
         out.append(table)
     targets = result.targets()
@@ -855,7 +856,7 @@ def _targets_table(targets: list):
         table.add_column(column, justify="right" if column in ("N", "measured") else "left")
     for t in targets:
         status = "[green]met[/]" if t["status"] == "PASS" else "[bold red]missed[/]"
-        table.add_row(t["backend"], t["op"], f"{t['N']:,}", t["target"], f"{_fmt_ratio(t['value'])}×", status)
+        table.add_row(escape(t["backend"]), t["op"], f"{t['N']:,}", t["target"], f"{_fmt_ratio(t['value'])}×", status)
     return table
 
 
@@ -924,7 +925,8 @@ def print_report(result: BenchResult, console) -> None:
     if checked:
         console.print(f"correctness checks (untimed): {checked - len(failed)} of {checked} passed")
     for c in failed:
-        console.print(f"[bold red]check failed[/] {c['robot']} {c['backend']}: {c['what']}: {c['max_rel']:.2e}")
+        console.print(f"[bold red]check failed[/] {escape(c['robot'])} {escape(c['backend'])}: {escape(c['what'])}: "
+                      f"{c['max_rel']:.2e}")
     for note in result.notes:
         console.print(f"[yellow]note:[/] {note}")
     console.print(f"measurements took {result.seconds:.1f} s")
@@ -1050,10 +1052,6 @@ def run(args: argparse.Namespace, console=None) -> int:
     repeat = args.repeat if args.repeat is not None else (3 if args.quick else None)
     target = 0.005 if args.quick else TARGET
     resolve(args.robot, args.backend, args.op, sizes, args.against, repeat)  # fail before any timing
-    if args.plot:
-        _writable(args.plot, "--plot")
-    if args.json and args.json != "-":
-        _writable(args.json, "--json")
 
     err = Console(stderr=True)
     kwargs = dict(robots=args.robot, backends=args.backend, ops=args.op, sizes=sizes, against=args.against,
@@ -1096,8 +1094,3 @@ def exit_code(targets: list, check: bool) -> int:
     """1 when ``check`` and a target is missed, else 0 (a miss alone is informative)."""
     return 1 if check and any(t["status"] == "MISS" for t in targets) else 0
 
-
-def _writable(path, option) -> None:
-    folder = Path(path).resolve().parent
-    if not folder.is_dir():
-        raise InputError(f"{option} {path}: folder {folder} does not exist")

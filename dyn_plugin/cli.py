@@ -1,119 +1,312 @@
 """``dyn-plugin``: the command line.  Parsing and printing only; the work is elsewhere.
 
-Exit codes: 0 all passed, 1 a tolerance exceeded, 2 usage or input error.
+Exit codes: 0 all passed, 1 a tolerance exceeded, 2 usage or input error (one line on
+stderr), 3 an internal error (a bug in dyn_plugin: the traceback is printed), 130
+interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
+import time
+import warnings
 from pathlib import Path
 
 import numpy as np
+from rich.markup import escape
+from rich.text import Text
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+from . import validation
+from .errors import DynPluginError, InputError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line and exit code 2, as for every input error
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {_one_line(message)} (see {self.prog} --help)\n")
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Every option's help ends with its default, unless it has none or names it already."""
+
+    def _get_help_string(self, action):
+        text, default = action.help or "", action.default
+        if default is None or default is False or default == () or default is argparse.SUPPRESS or \
+                "(default" in text or not action.option_strings:
+            return text
+        return f"{text} (default: %(default)s)"
 
 
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
-    return value
+# -- argument types: each raises ArgumentTypeError with a message that says what is valid
 
+def _whole_number(text: str) -> int:
+    """An integer, also written as 1e3."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not value.is_integer():
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}")
+    return int(value)
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+
+
+def _checked(parse, problem, name: str):
+    """An argument type: ``parse(text)``, refused when ``problem(value)`` says why."""
+    def convert(text: str):
+        value = parse(text)
+        reason = problem(value)
+        if reason:
+            raise argparse.ArgumentTypeError(reason)
+        return value
+    convert.__name__ = name  # argparse names the type in some messages
+    return convert
+
+
+def _suite_setting(key: str, parse=_number):
+    """The type of the validate option that overrides the suite's numeric setting ``key``."""
+    return _checked(parse, lambda value: validation.setting_problem(key, value), key)
+
+
+def _within(lowest: float, highest: float, unit: str):
+    return _checked(_number, lambda value: None if lowest <= value <= highest else
+                    f"must be from {lowest:g} to {highest:g}{unit}, got {value:g}", "number")
+
+
+def _count(lowest: int):
+    return _checked(_whole_number, lambda v: validation.whole_number_problem(v, lowest, validation.MAX_SAMPLES),
+                    "count")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("dyn_plugin")
+    except PackageNotFoundError:  # a source tree that is not installed
+        from . import __version__
+        return __version__
+
+
+# -- the parser
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="dyn-plugin", description="Robot-manipulator dynamics backends, validated.")
+    parser = _Parser(prog="dyn-plugin", description="Robot-manipulator dynamics backends, validated.",
+                     epilog=__doc__.split("\n\n", 1)[1], formatter_class=_HelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    val = sub.add_parser("validate", help="compare our backends with pinocchio and pybullet")
-    val.add_argument("--suite", default="default", help="suite name or TOML file (default: default)")
-    val.add_argument("--robot", nargs="+", metavar="NAME_OR_URDF", help="robots (default: the suite's)")
-    val.add_argument("--backend", nargs="+", metavar="NAME", help="backends to check (default: ours)")
-    val.add_argument("--against", nargs="+", metavar="REF", help="references (default: pinocchio pybullet)")
-    val.add_argument("--quantity", nargs="+", metavar="Q", help="quantities (default: all)")
-    val.add_argument("--samples", type=_positive_int, help="random states per robot")
-    val.add_argument("--seed", type=int, help="random seed")
-    val.add_argument("--rtol", type=_positive_float, help="tolerance on |diff| / max(1, |ref|)")
+    def add(name, help):
+        return sub.add_parser(name, help=help, description=help, formatter_class=_HelpFormatter)
+
+    _validate_arguments(add("validate", "compare our backends with pinocchio and pybullet"))
+    _friction_arguments(add("friction", "friction share of the input torque along a trajectory (Dhanaraj ch. 3)"))
+    from .bench import add_arguments as bench_arguments      # imports nothing heavy
+    bench_arguments(add("bench", "time per state against pinocchio and pybullet (table, --json, --plot)"))
+    _codegen_arguments(add("codegen", "customised straight-line inverse dynamics for one robot (Python, C, numba)"))
+
+    eq = add("equations", "closed-form M, B, C, G (ROBMAT's configuration-space form)")
+    eq.add_argument("robot", metavar="NAME_OR_URDF")
+    eq.add_argument("--latex", action="store_true", help="LaTeX instead of pretty-printed text")
+    eq.add_argument("--symbols", nargs="+", metavar="GROUP", default=(),
+                    help="parameter groups kept symbolic (e.g. masses lengths inertias gravity; default: none)")
+    eq.add_argument("--route", choices=("newton_euler", "lagrange_euler"), default="newton_euler",
+                    help="derivation route (the result is the same)")
+
+    robots = add("robots", "list the bundled robots")
+    robots.add_argument("--regenerate", action="store_true",
+                        help="rewrite urdf/NAME.urdf from the source tables urdf/NAME.toml")
+    add("backends", "list the registered backends")
+    add("info", "joints, limits and masses of a robot").add_argument("robot", metavar="NAME_OR_URDF")
+    return parser
+
+
+def _validate_arguments(val) -> None:
+    suite = validation.load_suite("default")
+
+    def from_suite(text, value):
+        shown = " ".join(map(str, value)) if isinstance(value, list) else f"{value:g}"
+        return f"{text} (default: the suite's; {shown} in the default suite)"
+
+    val.add_argument("--suite", default="default", metavar="NAME|FILE.toml",
+                     help=f"suite: {', '.join(validation.list_suites())}, or a TOML file")
+    val.add_argument("--robot", nargs="+", metavar="NAME_OR_URDF", help=from_suite("robots", suite.robots))
+    val.add_argument("--backend", nargs="+", metavar="NAME", help=from_suite("backends to check", suite.backends))
+    val.add_argument("--against", nargs="+", metavar="REF", help=from_suite("references", suite.references))
+    quantities = [*validation.QUANTITIES, *validation.STEPPING]
+    shown = "all" if suite.quantities == quantities else " ".join(suite.quantities)
+    val.add_argument("--quantity", nargs="+", metavar="Q", choices=quantities,
+                     help=f"quantities: {' '.join(quantities)} (default: the suite's; {shown} in the default suite)")
+    val.add_argument("--samples", type=_suite_setting("samples", _whole_number), metavar="N",
+                     help=from_suite(f"random states per robot, at most {validation.MAX_SAMPLES}", suite.samples))
+    val.add_argument("--seed", type=_suite_setting("seed", _whole_number), metavar="S",
+                     help=from_suite("random seed", suite.seed))
+    val.add_argument("--rtol", type=_suite_setting("rtol"),
+                     help=from_suite("tolerance on |diff| / max(1, |ref|), below 1", suite.rtol))
+    val.add_argument("--dt", type=_suite_setting("dt"), metavar="SECONDS",
+                     help=from_suite("time step of the pybullet stepping comparisons (step, traj_zero, "
+                                     "traj_gravity)", suite.dt))
     val.add_argument("--json", metavar="FILE", help="write every figure as JSON ('-' for stdout)")
     val.add_argument("--report", metavar="FILE.md", help="write a Markdown report")
     val.add_argument("--plots", metavar="DIR", help="write error histograms and trajectory overlays (PNG)")
 
-    fr = sub.add_parser("friction", help="friction share of the input torque along a trajectory (Dhanaraj ch. 3)")
+
+def _friction_arguments(fr) -> None:
+    from .backends.registry import WITH_FRICTION
+
     fr.add_argument("robot", metavar="NAME_OR_URDF")
-    fr.add_argument("--backend", default="newton_euler_friction",
-                    help="newton_euler_friction (default) or lagrange_euler_friction")
+    fr.add_argument("--backend", default="newton_euler_friction", help=f"one of {', '.join(WITH_FRICTION)}")
     fr.add_argument("--friction", metavar="FILE|urdf|none",
                     help="friction data (default: the robot's bundled data file, else the URDF <dynamics>)")
-    fr.add_argument("--profile", help="profile of the data file (PUMA-560: corke, dhanaraj)")
-    fr.add_argument("--duration", type=_positive_float, default=2.0, help="trajectory duration, s (default 2)")
-    fr.add_argument("--samples", type=_positive_int, default=201, help="samples along it (default 201)")
-    fr.add_argument("--at", type=float, default=0.6, help="time of the torque table, s (default 0.6, Table 3.5)")
+    fr.add_argument("--profile", help="profile of the data file (PUMA-560: corke, dhanaraj; default: the file's)")
+    fr.add_argument("--duration", type=_within(1e-3, 1e4, " s"), default=2.0, metavar="SECONDS",
+                    help="trajectory duration, from 0.001 to 10000 s")
+    fr.add_argument("--samples", type=_count(2), default=201, metavar="N",
+                    help=f"samples along it, from 2 to {validation.MAX_SAMPLES}")
+    fr.add_argument("--at", type=_number, default=0.6, metavar="SECONDS",
+                    help="time of the torque table, within the trajectory (0.6 s: Dhanaraj's Table 3.5)")
     fr.add_argument("--plot", metavar="FILE.png", help="write the torque-by-cause plot")
     fr.add_argument("--json", metavar="FILE", help="write the figures as JSON ('-' for stdout)")
 
-    from .bench import add_arguments as bench_arguments      # imports nothing heavy
-    bench_arguments(sub.add_parser("bench", help="time per state against pinocchio and pybullet (table, --json, --plot)"))
 
-    gen = sub.add_parser("codegen", help="customised straight-line inverse dynamics for one robot (Python, C, numba)")
+def _codegen_arguments(gen) -> None:
     gen.add_argument("robot", metavar="NAME_OR_URDF")
-    gen.add_argument("--lang", choices=("python", "c", "numba"), default="python", help="output language (default python)")
+    gen.add_argument("--lang", choices=("python", "c", "numba"), default="python", help="output language")
     gen.add_argument("--out", metavar="FILE", help="write the source here (default: stdout)")
     gen.add_argument("--counts", action="store_true",
                      help="print only the operation counts, next to the published customised algorithms")
     gen.add_argument("--mass-matrix", action="store_true", help="also generate M(q)")
 
-    eq = sub.add_parser("equations", help="closed-form M, B, C, G (ROBMAT's configuration-space form)")
-    eq.add_argument("robot", metavar="NAME_OR_URDF")
-    eq.add_argument("--latex", action="store_true", help="LaTeX instead of pretty-printed text")
-    eq.add_argument("--symbols", nargs="+", metavar="GROUP", default=(),
-                    help="parameter groups kept symbolic (e.g. masses lengths inertias gravity)")
-    eq.add_argument("--route", choices=("newton_euler", "lagrange_euler"), default="newton_euler",
-                    help="derivation route (the result is the same)")
 
-    robots = sub.add_parser("robots", help="list the bundled robots")
-    robots.add_argument("--regenerate", action="store_true",
-                        help="rewrite urdf/NAME.urdf from the source tables urdf/NAME.toml")
-    sub.add_parser("backends", help="list the registered backends")
-    info = sub.add_parser("info", help="joints, limits and masses of a robot")
-    info.add_argument("robot", metavar="NAME_OR_URDF")
-    return parser
-
+# -- running a command
 
 def main(argv=None) -> int:
-    from .errors import DynPluginError
-
     args = build_parser().parse_args(argv)
-    try:
-        commands = {"validate": _validate, "friction": _friction, "robots": _robots, "backends": _backends,
-                    "info": _info, "bench": _bench, "codegen": _codegen, "equations": _equations}
-        return commands[args.command](args)
-    except DynPluginError as exc:
-        print(f"dyn-plugin: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    commands = {"validate": _validate, "friction": _friction, "robots": _robots, "backends": _backends,
+                "info": _info, "bench": _bench, "codegen": _codegen, "equations": _equations}
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        try:
+            _check_outputs(args)
+            return commands[args.command](args)
+        except (DynPluginError, OSError, UnicodeDecodeError) as exc:
+            return _input_error(_describe(exc))
+        except KeyboardInterrupt:
+            print("dyn-plugin: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        except Exception:  # a bug: keep the traceback, and an exit code no check or input error uses
+            import traceback
+
+            traceback.print_exc()
+            print("dyn-plugin: internal error (a bug in dyn_plugin, not in your input): please report it with "
+                  "the traceback above", file=sys.stderr)
+            return EXIT_INTERNAL
+
+
+def _describe(exc: Exception) -> str:
+    """The message of an input error: ours, or a file the user named that is missing,
+    unreadable or not text (OSError, UnicodeDecodeError)."""
+    if isinstance(exc, OSError):
+        return f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc)
+    if isinstance(exc, UnicodeDecodeError):
+        return f"a file given is not UTF-8 text ({exc.reason} at byte {exc.start})"
+    return str(exc)
+
+
+def _input_error(message: str) -> int:
+    print(f"dyn-plugin: error: {_one_line(message)}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"dyn-plugin: warning: {_one_line(str(message))}", file=sys.stderr)
+
+
+def _one_line(text: str) -> str:
+    """``text`` with line breaks and other control characters escaped (a name can hold them)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+# Options that name an output, and what they name.
+OUTPUTS = {"json": "file", "report": "file", "out": "file", "plot": "image", "plots": "folder"}
+
+
+def _check_outputs(args) -> None:
+    """Fail before any work when an output cannot be written, for every command alike:
+    the folder that will hold it must exist, a file must not be a folder (nor a folder a
+    file), an image needs a format matplotlib writes.  ``--json -`` is stdout."""
+    for key, kind in OUTPUTS.items():
+        path = getattr(args, key, None)
+        if path is None or (key == "json" and path == "-"):
+            continue
+        target, where = Path(path), f"--{key} {path}"
+        if kind == "folder" and target.exists() and not target.is_dir():
+            raise InputError(f"{where}: is a file; give a folder")
+        if kind != "folder" and target.is_dir():
+            raise InputError(f"{where}: is a folder; give a file name")
+        if not target.parent.is_dir():
+            raise InputError(f"{where}: folder {target.parent} does not exist")
+        if kind == "image":
+            _check_image_format(where, target.suffix.lstrip(".").lower())
+
+
+def _check_image_format(where: str, suffix: str) -> None:
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if suffix and suffix not in formats:
+        raise InputError(f"{where}: unknown image format {suffix!r}; use one of {', '.join(sorted(formats))}")
 
 
 def _console():
+    """Standard output: as wide as the terminal, or $COLUMNS; in a pipe without $COLUMNS,
+    160 columns (room for the widest tables; the validate table needs at most 80)."""
     from rich.console import Console
 
-    console = Console()
-    if not console.is_terminal:  # piped or captured: room for the whole table
-        console = Console(width=max(console.width, 160))
+    console = Console(emoji=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(emoji=False, width=160)
     return console
 
+
+@contextlib.contextmanager
+def _progress(total: int):
+    """``callback(label)`` for each of ``total`` steps done: a progress bar on a terminal,
+    otherwise one line per step, on stderr."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    err = Console(stderr=True, emoji=False)
+    if err.is_terminal:
+        with Progress(console=err, transient=True) as bar:
+            task = bar.add_task("validating", total=total)
+            yield lambda label: bar.update(task, advance=1, description=escape(label))
+        return
+    start, done = time.perf_counter(), []
+
+    def report(label: str) -> None:
+        done.append(label)
+        print(f"validate: {len(done)}/{total} done, {_one_line(label)} ({time.perf_counter() - start:.0f} s)",
+              file=sys.stderr, flush=True)
+    yield report
+
+
+# -- the commands
 
 def _bench(args) -> int:
     from .bench import run
@@ -147,7 +340,7 @@ def _codegen(args) -> int:
                   f"{m['trig']} sin/cos")
         return EXIT_OK
     if args.out:
-        Path(args.out).write_text(code.source)
+        Path(args.out).write_text(code.source, encoding="utf-8")  # robot names may be any unicode
         print(f"wrote {args.out}: {args.lang}, {counts['multiplications']} mult / {counts['additions']} add / "
               f"{counts['trig']} trig per τ", file=sys.stderr)
     else:
@@ -164,113 +357,143 @@ def _equations(args) -> int:
 
 
 def _validate(args) -> int:
-    from rich.progress import Progress
-
-    from . import validation
-    from .backends import list_backends
-    from .errors import BackendError
-    from .robots import load_robot
-
-    suite = validation.load_suite(args.suite)
-    for key, value in (("robots", args.robot), ("backends", args.backend), ("references", args.against),
-                       ("quantities", args.quantity), ("samples", args.samples), ("seed", args.seed),
-                       ("rtol", args.rtol)):
-        if value is not None:
-            setattr(suite, key, value)
-    available = list_backends()
-    for name in suite.backends + suite.references:
-        if name not in available:
-            raise BackendError(f"unknown backend {name!r}; available: {', '.join(available)}")
-    for robot in suite.robots:
-        load_robot(robot)  # fail early, before any sampling, on a bad name or file
-    suite.check()
-
-    console = _console()
+    suite = _suite(args)
+    with _progress(len(suite.robots) * len(suite.backends)) as progress:
+        report = validation.run(suite, progress=progress)
     quiet = args.json == "-"
-    with Progress(console=console, transient=True, disable=quiet) as bar:
-        task = bar.add_task("validating", total=len(suite.robots) * len(suite.backends))
-        report = validation.run(suite, progress=lambda label: bar.update(task, advance=1, description=label))
-
     if args.json:
-        text = json.dumps(report.as_dict(), indent=2)
-        if args.json == "-":
-            print(text)
-        else:
-            Path(args.json).write_text(text + "\n")
+        _write_or_print(args.json, json.dumps(report.as_dict(), indent=2))
     if args.report:
         from .reporting import markdown_report
 
         Path(args.report).write_text(markdown_report(report))
+    console = _console()
     if args.plots:
         from .reporting import plot_report
 
         written = plot_report(report, args.plots)
         if not quiet:
-            console.print(f"wrote {len(written)} plots to {args.plots}")
+            console.print(f"wrote {len(written)} plots to {escape(args.plots)}")
     if not quiet:
         _print_report(console, report)
     return EXIT_OK if report.passed else EXIT_FAILED
 
 
+def _suite(args) -> "validation.Suite":
+    """The suite with the command line's overrides, checked (names, numbers, robots) before any work."""
+    from .backends import list_backends
+    from .errors import BackendError
+
+    suite = validation.load_suite(args.suite)
+    for key, value in (("robots", args.robot), ("backends", args.backend), ("references", args.against),
+                       ("quantities", args.quantity), ("samples", args.samples), ("seed", args.seed),
+                       ("rtol", args.rtol), ("dt", args.dt)):
+        if value is not None:
+            setattr(suite, key, value)
+    suite.check()
+    available = list_backends()
+    for name in suite.backends + suite.references:
+        if name not in available:
+            raise BackendError(f"unknown backend {name!r}; available: {', '.join(available)}")
+    for robot in suite.robots:
+        validation.model_to_validate(robot)  # a bad name or file fails here, before any sampling
+    return suite
+
+
+def _write_or_print(path: str, text: str) -> None:
+    """``text`` to the file ``path``, or to stdout for ``-``."""
+    if path == "-":
+        print(text)
+    else:
+        Path(path).write_text(text + "\n")
+
+
 def _print_report(console, report) -> None:
-    """One row per robot x backend x reference, one column per quantity (max rel error)."""
+    """The largest error of each quantity: per robot and reference, one row per backend and
+    one column per quantity; the pybullet stepping in a second table.  Fits 80 columns:
+    names wrap, figures never do (the JSON has them in full precision)."""
+    suite = report.suite
+    trajectories = f", trajectories at <= {suite.trajectory_tol:g}" if any(
+        c.quantity in validation.STEPPING for c in report.comparisons) else ""
+    console.print(Text(f"max |ours - ref| / max(1, |ref|) over {suite.samples} random states per robot "
+                       f"(seed {suite.seed}); pass at <= {suite.rtol:g}{trajectories}"))
+    for group, title in ((validation.QUANTITIES, ""), (validation.STEPPING, f"pybullet stepping, dt = {suite.dt:g} s")):
+        rows = [c for c in report.comparisons if c.quantity in group]
+        if rows:
+            console.print(_error_table(rows, [q for q in suite.quantities if q in group], title))
+    for c in report.failures():
+        console.print(Text.assemble(("FAIL", "bold red"), f" {c.robot} {c.backend} vs {c.reference} {c.quantity}: "
+                                    f"max rel {c.max_rel:.3e} (abs {c.max_abs:.3e}) at state {c.worst_sample}, "
+                                    f"entry {list(c.worst_entry)}"))
+    verdict = ("all passed", "green") if report.passed else (f"{len(report.failures())} failed", "bold red")
+    console.print(Text.assemble(f"{len(report.comparisons)} comparisons, ", verdict, f" in {report.seconds:.1f} s"))
+
+
+def _error_table(comparisons, quantities, title: str):
+    """Section "robot vs reference", then a row per backend: max rel error per quantity."""
+    from rich import box
     from rich.table import Table
 
-    suite = report.suite
-    table = Table(title=f"max |ours - ref| / max(1, |ref|) over {suite.samples} random states per robot "
-                        f"(seed {suite.seed}); pass at <= {suite.rtol:g}")
-    for column in ("robot", "backend", "reference"):
-        table.add_column(column)
-    for quantity in suite.quantities:
-        table.add_column(quantity, justify="right")
-    rows = {}
-    for c in report.comparisons:
-        rows.setdefault((c.robot, c.backend, c.reference), {})[c.quantity] = (
-            f"[green]{c.max_rel:.1e}[/]" if c.passed else f"[bold red]{c.max_rel:.1e}[/]")
-    for key, cells in rows.items():
-        table.add_row(*key, *(cells.get(q, "[dim]–[/]") for q in suite.quantities))
-    console.print(table)
-    for c in report.failures():
-        console.print(f"[bold red]FAIL[/] {c.robot} {c.backend} vs {c.reference} {c.quantity}: max rel "
-                      f"{c.max_rel:.3e} (abs {c.max_abs:.3e}) at state {c.worst_sample}, entry {list(c.worst_entry)}")
-    verdict = "[green]all passed[/]" if report.passed else f"[bold red]{len(report.failures())} failed[/]"
-    console.print(f"{len(report.comparisons)} comparisons, {verdict} in {report.seconds:.1f} s")
+    table = Table(title=title or None, box=box.SIMPLE_HEAD, padding=(0, 0, 0, 1), pad_edge=False, show_edge=False)
+    table.add_column("backend", overflow="fold")
+    for quantity in quantities:
+        table.add_column(quantity, justify="right", no_wrap=True)
+    cells = {}
+    for c in comparisons:
+        cells.setdefault((c.robot, c.reference), {}).setdefault(c.backend, {})[c.quantity] = Text(
+            f"{c.max_rel:.1e}", style="green" if c.passed else "bold red")
+    for (robot, reference), backends in cells.items():
+        table.add_row(Text(f"{robot} vs {reference}", style="bold"))
+        last = list(backends)[-1]
+        for backend, values in backends.items():
+            table.add_row(Text(backend), *(values.get(q, Text("–", style="dim")) for q in quantities),
+                          end_section=backend == last)
+    return table
 
 
 def _friction(args) -> int:
-    from rich.table import Table
-
     from .backends import get_backend
     from .backends.registry import WITH_FRICTION
-    from .errors import InputError
-    from .friction.study import COLUMNS, plot_study, run_study
+    from .friction.study import plot_study, run_study
     from .robots import load_robot
 
-    if args.samples < 2:
-        raise InputError("--samples must be at least 2")
     if args.backend not in WITH_FRICTION:
         raise InputError(f"--backend must be one with friction: {', '.join(WITH_FRICTION)}; got {args.backend!r}")
+    if not 0 <= args.at <= args.duration:
+        raise InputError(f"--at must be a time within the trajectory, from 0 to {args.duration:g} s; got {args.at:g}")
     model = load_robot(args.robot)
     backend = get_backend(args.backend, model, friction=args.friction, profile=args.profile)
     study = run_study(backend, duration=args.duration, samples=args.samples)
     if args.json:
-        text = json.dumps(study.as_dict(args.at), indent=2)
+        _write_or_print(args.json, json.dumps(study.as_dict(args.at), indent=2))
         if args.json == "-":
-            print(text)
             return EXIT_OK
-        Path(args.json).write_text(text + "\n")
     console = _console()
-    at = study.t[study.index(args.at)]
-    table = Table(title=f"{model.name}, friction '{backend.friction.name}': torques at t = {at:.3g} s "
-                        f"(N·m; N for prismatic joints), as Dhanaraj Table 3.5")
+    _print_friction(console, model, backend, study, args)
+    if not np.any(study.parts.friction):
+        console.print(f"[yellow]note:[/] {escape(model.name)} has no friction in '{escape(backend.friction.name)}' "
+                      "(give --friction FILE, or <dynamics damping friction> in its URDF)")
+    if args.plot:
+        console.print(f"wrote {escape(str(plot_study(study, args.plot, mark=args.at)))}")
+    return EXIT_OK
+
+
+def _print_friction(console, model, backend, study, args) -> None:
+    """Dhanaraj's Table 3.5 at ``--at``, and the friction share along the trajectory."""
+    from rich.table import Table
+
+    from .friction.study import COLUMNS
+
+    k = study.index(args.at)
+    table = Table(title=f"{escape(model.name)}, friction '{escape(backend.friction.name)}': torques at "
+                        f"t = {study.t[k]:.3g} s (N·m; N for prismatic joints), as Dhanaraj Table 3.5")
     columns = study.table_at(args.at)
     table.add_column("joint")
     table.add_column("q̇", justify="right")
     for label, _ in COLUMNS:
         table.add_column(label, justify="right")
-    k = study.index(args.at)
     for i, name in enumerate(model.joint_names):
-        table.add_row(name, f"{study.qd[k, i]:+.3f}", *(f"{columns[label][i]:+.4f}" for label, _ in COLUMNS))
+        table.add_row(escape(name), f"{study.qd[k, i]:+.3f}", *(f"{columns[label][i]:+.4f}" for label, _ in COLUMNS))
     console.print(table)
     summary = Table(title=f"along the {args.duration:g} s rest-to-rest trajectory ({args.samples} samples)")
     for column in ("joint", "mean |rigid + armature|", "mean |friction|", "peak |friction|", "friction share",
@@ -279,15 +502,9 @@ def _friction(args) -> int:
     basic, friction = np.abs(study.basic).mean(axis=0), np.abs(study.parts.friction)
     share, lost = study.friction_share(), study.dissipated_energy()
     for i, name in enumerate(model.joint_names):
-        summary.add_row(name, f"{basic[i]:.3f}", f"{friction[:, i].mean():.3f}", f"{friction[:, i].max():.3f}",
+        summary.add_row(escape(name), f"{basic[i]:.3f}", f"{friction[:, i].mean():.3f}", f"{friction[:, i].max():.3f}",
                         f"{100 * share[i]:.1f} %", f"{lost[i]:.3f}")
     console.print(summary)
-    if not np.any(friction):
-        console.print(f"[yellow]note:[/] {model.name} has no friction in '{backend.friction.name}' "
-                      "(give --friction FILE, or <dynamics damping friction> in its URDF)")
-    if args.plot:
-        console.print(f"wrote {plot_study(study, args.plot, mark=args.at)}")
-    return EXIT_OK
 
 
 def _robots(args) -> int:
@@ -311,8 +528,6 @@ def _backends(args) -> int:
 
 
 def _info(args) -> int:
-    import warnings
-
     from rich.table import Table
 
     from .errors import PhysicalValidityWarning
@@ -321,22 +536,25 @@ def _info(args) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PhysicalValidityWarning)
         model = load_robot(args.robot)
-    table = Table(title=f"{model.name}: {model.n} joints, {model.total_mass():.3f} kg")
+    table = Table(title=f"{escape(model.name)}: {model.n} joints, {model.total_mass():.3f} kg")
     for column in ("#", "joint", "type", "parent link", "lower", "upper", "link", "mass kg", "COM m"):
         table.add_column(column)
     for i in range(model.n):
         parent = model.base_link if model.parents[i] < 0 else model.link_names[model.parents[i]]
-        table.add_row(str(i), model.joint_names[i], model.joint_types[i], parent, f"{model.lower[i]:.4g}",
-                      f"{model.upper[i]:.4g}", model.link_names[i], f"{model.masses[i]:.4g}",
-                      np.array2string(model.coms[i], precision=4))
+        table.add_row(str(i), escape(model.joint_names[i]), model.joint_types[i], escape(parent),
+                      f"{model.lower[i]:.4g}", f"{model.upper[i]:.4g}", escape(model.link_names[i]),
+                      f"{model.masses[i]:.4g}", np.array2string(model.coms[i], precision=4))
     console = _console()
     console.print(table)
     notes = [str(w.message) for w in caught] + [f"{n} (pybullet comparisons will differ)"
                                                 for n in model.pybullet_alterations() if "<inertial>" in n]
     for note in notes:
-        console.print(f"[yellow]warning:[/] {note}")
+        console.print(f"[yellow]warning:[/] {escape(note)}")
     if not notes:
         console.print("[green]every link is physically valid[/] (mass >= 0, inertia PSD, triangle inequality)")
+    if model.n == 0:
+        console.print(f"[yellow]note:[/] {escape(model.name)} has no moving joint (only fixed joints): "
+                      "dyn-plugin validate has nothing to compare")
     return EXIT_OK
 
 

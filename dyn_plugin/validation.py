@@ -8,7 +8,9 @@ over all samples and entries is at most ``rtol``.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import math
 import time
 from importlib import resources
 from pathlib import Path
@@ -19,7 +21,7 @@ import numpy as np
 from .backends import get_backend
 from .backends.registry import WITH_FRICTION
 from .datafile import read_toml
-from .errors import DynPluginError
+from .errors import DynPluginError, ModelError
 from .robots import load_robot
 from .sampling import States, random_states
 
@@ -44,15 +46,34 @@ def _one_step(pybullet_backend, backend, s: States, dt: float):
     return (backend.velocity_step(s.q, qd, s.tau, dt) - qd) / dt, (qd_next - qd) / dt
 
 
-def validation_friction(model, seed: int):
+# dt·λ_max(M⁻¹D) of the validation's viscous friction.  pybullet steps jointDamping
+# explicitly, which is stable only below 2; a light wrist with damping drawn in U(0, 2)
+# reaches 46 (PUMA-560 at 1 ms), and no backend can then match a diverging reference.
+STIFFNESS = 0.5
+
+
+def validation_friction(model, seed: int, dt: float, q: np.ndarray):
     """Random friction that pybullet reproduces exactly, for validating the friction
-    backends: viscous c ~ U(0, 2) N·m·s/rad (jointDamping) and symmetric Coulomb
-    F ~ U(0, 10) N·m (velocity motors), per joint, no armature."""
+    backends: viscous c ~ U(0, 2) N·m·s/rad (jointDamping), scaled down where needed so
+    that dt·λ_max(M(q)⁻¹ diag(c)) ≤ STIFFNESS at the configurations ``q`` (N, n), and
+    symmetric Coulomb F ~ U(0, 10) N·m (velocity motors), per joint, no armature."""
     from .friction.parameters import FrictionModel
 
     rng = np.random.default_rng([seed, model.n])
-    return FrictionModel.create(model.n, viscous=rng.uniform(0, 2, model.n), coulomb=rng.uniform(0, 10, model.n),
-                                name="validation", source=f"random, seed {seed}")
+    viscous, coulomb = rng.uniform(0, 2, model.n), rng.uniform(0, 10, model.n)
+    stiffness = dt * _largest_damping_rate(get_backend("newton_euler", model).mass_matrix(q), viscous)
+    if stiffness > STIFFNESS:
+        viscous = viscous * (STIFFNESS / stiffness)
+    return FrictionModel.create(model.n, viscous=viscous, coulomb=coulomb, name="validation",
+                                source=f"random, seed {seed}" + (f", viscous scaled by {STIFFNESS / stiffness:.3g} "
+                                                                 f"for dt = {dt:g} s" if stiffness > STIFFNESS else ""))
+
+
+def _largest_damping_rate(M: np.ndarray, viscous: np.ndarray) -> float:
+    """max over states of λ_max(M⁻¹ D), D = diag(viscous), 1/s: the eigenvalues of
+    L⁻¹ D L⁻ᵀ with M = L Lᵀ (symmetric, so eigvalsh)."""
+    L_inv = np.linalg.inv(np.linalg.cholesky(M))
+    return float(np.linalg.eigvalsh(L_inv @ (viscous[:, None] * np.swapaxes(L_inv, -1, -2))).max(initial=0.0))
 
 
 def pybullet_friction(friction) -> dict:
@@ -81,6 +102,58 @@ STEPPING = {
 }
 
 
+# Largest batch of random states (per robot) and trajectory length accepted: the default
+# suite uses 1000 states (about 2 minutes) and 1000 steps; 100 times more is hours of work.
+MAX_SAMPLES = 100_000
+MAX_STEPS = 100_000
+
+
+def setting_problem(key: str, value) -> Optional[str]:
+    """Why ``value`` cannot be the numeric suite setting ``key`` ("must be ..., got ..."),
+    or None when it can."""
+    return SETTINGS[key](value)
+
+
+def whole_number_problem(value, lowest: int, highest: Optional[int] = None) -> Optional[str]:
+    """Why ``value`` is not a whole number from ``lowest`` to ``highest`` (None: no limit), or None."""
+    whole = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    if whole and lowest <= value and (highest is None or value <= highest):
+        return None
+    bounds = f" from {lowest} to {highest}" if highest is not None else f", at least {lowest}"
+    return f"must be a whole number{bounds}, got {value!r}"
+
+
+def positive_number_problem(value) -> Optional[str]:
+    """Why ``value`` is not a finite positive number, or None."""
+    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    try:
+        if number and math.isfinite(value) and value > 0:
+            return None
+    except OverflowError:  # an int too large for a float
+        pass
+    return f"must be a finite positive number, got {value!r}"
+
+
+def tolerance_problem(value) -> Optional[str]:
+    """Why ``value`` is not a tolerance on the error measure, positive and below 1 (which
+    would accept errors of 100 %), or None."""
+    problem = positive_number_problem(value)
+    if problem is None and value >= 1:
+        return f"must be below 1 (an error of 100 %), got {value!r}"
+    return problem
+
+
+# The numeric settings of a suite: why a value is refused ("must be ..."), None when it is valid.
+SETTINGS = {
+    "samples": lambda value: whole_number_problem(value, 1, MAX_SAMPLES),
+    "seed": lambda value: whole_number_problem(value, 0),
+    "rtol": tolerance_problem,
+    "trajectory_tol": tolerance_problem,
+    "dt": positive_number_problem,
+    "duration": positive_number_problem,
+}
+
+
 @dataclasses.dataclass
 class Suite:
     """What to compare; loaded from a TOML file in ``validation/suites``."""
@@ -99,14 +172,27 @@ class Suite:
     name: str = "custom"
 
     def check(self) -> None:
+        """Raise :class:`DynPluginError` naming the first setting that cannot be run."""
+        for key in ("robots", "backends", "references", "quantities"):
+            names = getattr(self, key)
+            if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+                raise DynPluginError(f"{key} must be a non-empty list of names, got {names!r}")
         unknown = [q for q in self.quantities if q not in QUANTITIES and q not in STEPPING]
         if unknown:
             raise DynPluginError(f"unknown quantities {unknown}; known: {', '.join([*QUANTITIES, *STEPPING])}")
-        if self.samples < 1:
-            raise DynPluginError(f"samples must be at least 1, got {self.samples}")
-        for key in ("rtol", "dt", "duration", "trajectory_tol"):
-            if not getattr(self, key) > 0:
-                raise DynPluginError(f"{key} must be positive, got {getattr(self, key)}")
+        stepping = [q for q in self.quantities if q in STEPPING]
+        if len(stepping) == len(self.quantities) and "pybullet" not in self.references:
+            raise DynPluginError(f"nothing to compare: quantities {stepping} are compared with pybullet only, "
+                                 "which is not among the references")
+        for key in SETTINGS:
+            problem = setting_problem(key, getattr(self, key))
+            if problem:
+                raise DynPluginError(f"{key} {problem}")
+        if stepping and self.dt > self.duration:
+            raise DynPluginError(f"dt must be at most the trajectory duration ({self.duration:g} s), got {self.dt:g}")
+        if stepping and self.duration / self.dt > MAX_STEPS:
+            raise DynPluginError(f"dt must be at least duration / {MAX_STEPS} = {self.duration / MAX_STEPS:g} s "
+                                 f"(at most {MAX_STEPS} trajectory steps), got {self.dt:g}")
 
 
 def suite_dir() -> Path:
@@ -127,7 +213,10 @@ def load_suite(name_or_path: str = "default") -> Suite:
         path = suite_dir() / f"{name_or_path}.toml"
     if not path.is_file():
         raise DynPluginError(f"unknown suite {name_or_path!r}; available: {', '.join(list_suites())}")
-    data = read_toml(path, DynPluginError, "suite file")
+    try:
+        data = read_toml(path, DynPluginError, "suite file")
+    except UnicodeDecodeError:
+        raise DynPluginError(f"{path}: not a valid suite file (TOML): not UTF-8 text") from None
     fields = {f.name for f in dataclasses.fields(Suite)}
     unknown = set(data) - fields
     if unknown:
@@ -219,33 +308,61 @@ def run(suite: Suite, progress: Optional[Callable[[str], None]] = None) -> Repor
     suite.check()
     start = time.perf_counter()
     comparisons = []
-    plain = [q for q in suite.quantities if q in QUANTITIES]
-    stepping = [q for q in suite.quantities if q in STEPPING]
     for robot in suite.robots:
-        model = load_robot(robot)
-        states = random_states(model, suite.samples, seed=suite.seed)
-        references = {ref: get_backend(ref, model) for ref in suite.references}
-        reference_values = {ref: _evaluate(be, states, plain) for ref, be in references.items()}
-        for backend_name in suite.backends:
-            backend, compared = get_backend(backend_name, model), plain
-            if backend_name in WITH_FRICTION:  # τ and q̈ include friction: checked by stepping instead
-                backend = get_backend(backend_name, model, friction=validation_friction(model, suite.seed))
-                compared = [q for q in plain if _unchanged_by_friction(q)]
-            ours = _evaluate(backend, states, compared)
-            for ref, values in reference_values.items():
-                for quantity in compared:
-                    comparisons.append(_comparison(model.name, backend_name, ref, quantity, ours[quantity],
-                                                   values[quantity], suite.rtol))
-            if stepping and "pybullet" in references:
-                comparisons += _stepping_comparisons(suite, model.name, backend_name, backend,
-                                                     references["pybullet"], states, stepping)
-            if progress:
-                progress(f"{robot} / {backend_name}")
+        comparisons += _compare_robot(suite, robot, progress)
     return Report(suite, comparisons, time.perf_counter() - start)
 
 
-def _evaluate(backend, states: States, quantities: Sequence[str]) -> dict:
-    return {name: QUANTITIES[name][0](backend, states) for name in quantities}
+def model_to_validate(robot: str):
+    """The model of ``robot`` (bundled name or URDF path); one without moving joints is refused."""
+    model = load_robot(robot)
+    if model.n == 0:
+        raise ModelError(f"{robot}: robot {model.name!r} has no moving joint (only fixed joints), so there is "
+                         "nothing to compare")
+    return model
+
+
+def _compare_robot(suite: Suite, robot: str, progress) -> list:
+    model = model_to_validate(robot)
+    plain = [q for q in suite.quantities if q in QUANTITIES]
+    stepping = [q for q in suite.quantities if q in STEPPING]
+    states = random_states(model, suite.samples, seed=suite.seed)
+    references = {ref: get_backend(ref, model) for ref in suite.references}
+    reference_values = {ref: _evaluate(model, ref, be, states, plain) for ref, be in references.items()}
+    comparisons = []
+    for backend_name in suite.backends:
+        backend, compared = get_backend(backend_name, model), plain
+        if backend_name in WITH_FRICTION:  # τ and q̈ include friction: checked by stepping instead
+            backend = get_backend(backend_name, model, friction=validation_friction(model, suite.seed, suite.dt, states.q))
+            compared = [q for q in plain if _unchanged_by_friction(q)]
+        ours = _evaluate(model, backend_name, backend, states, compared)
+        comparisons += [_comparison(model.name, backend_name, ref, quantity, ours[quantity], values[quantity],
+                                    suite.rtol) for ref, values in reference_values.items() for quantity in compared]
+        if stepping and "pybullet" in references:  # stepping is compared with pybullet only
+            with _named_singular_mass_matrix(model, backend_name):
+                comparisons += _stepping_comparisons(suite, model.name, backend_name, backend,
+                                                     references["pybullet"], states, stepping)
+        if progress:
+            progress(f"{robot} / {backend_name}")
+    return comparisons
+
+
+def _evaluate(model, name: str, backend, states: States, quantities: Sequence[str]) -> dict:
+    with _named_singular_mass_matrix(model, name):
+        return {quantity: QUANTITIES[quantity][0](backend, states) for quantity in quantities}
+
+
+@contextlib.contextmanager
+def _named_singular_mass_matrix(model, backend_name: str):
+    """A singular mass matrix (the backends' ModelError, or numpy's LinAlgError from a
+    factorisation elsewhere) as a ModelError that names the robot, the backend and, for
+    pybullet, what pybullet changed in the model."""
+    try:
+        yield
+    except (np.linalg.LinAlgError, ModelError) as error:
+        details = model.pybullet_alterations() if backend_name == "pybullet" else []
+        raise ModelError(f"{model.name}: {backend_name} cannot compute the dynamics: {error}"
+                         + (f" (pybullet changes the model: {'; '.join(details)})" if details else "")) from None
 
 
 def _stepping_comparisons(suite, robot, backend_name, backend, pybullet_backend, states, quantities) -> list:

@@ -1,8 +1,10 @@
 """The command line: a real (small) validation run, and one-line errors with exit code 2."""
 
 import json
+import re
 import subprocess
 import sys
+from importlib.metadata import version
 
 import pytest
 
@@ -37,7 +39,7 @@ def test_validate_fails_with_exit_1_when_tolerance_exceeded(capsys):
     (["validate", "--robot", "nosuchbot"], "puma560"),
     (["validate", "--robot", "/no/such/file.urdf"], "does not exist"),
     (["validate", "--backend", "warp_drive"], "available"),
-    (["validate", "--samples", "0"], "at least 1"),
+    (["validate", "--samples", "0"], "from 1 to"),
     (["info", "nosuchbot"], "bundled robots"),
 ])
 def test_bad_input_exit_2(argv, fragment, capsys):
@@ -126,3 +128,174 @@ def test_equations_prints_the_scara_closed_forms(capsys):
     assert "\\begin{align*}" in capsys.readouterr().out
     assert main(["equations", "scara", "--symbols", "colours"]) == 2
     assert "colours" in capsys.readouterr().err
+
+
+# -- bad input: one line on stderr, exit code 2, before any work ---------------------------
+
+LINK = ('<link name="{name}"><inertial><mass value="1"/>'
+        '<inertia ixx="{ixx}" iyy="1" izz="{izz}" ixy="0" ixz="0" iyz="0"/></inertial></link>')
+REVOLUTE = ('<joint name="{name}" type="revolute"><parent link="base"/><child link="{child}"/><axis xyz="0 0 1"/>'
+            '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>')
+FIXED_ONLY = ('<robot name="statue"><link name="base"/>' + LINK.format(name="arm", ixx=1, izz=1)
+              + '<joint name="weld" type="fixed"><parent link="base"/><child link="arm"/></joint></robot>')
+# Names that rich would read as markup ([/] closes nothing: MarkupError) or as an emoji code.
+MARKUP = ('<robot name="[bold]bot"><link name="base"/>' + LINK.format(name="[/]", ixx=1, izz=1)
+          + REVOLUTE.format(name="[red]j:thumbs_up:", child="[/]") + "</robot>")
+# izz = 5 > ixx + iyy = 2: accepted with a warning; pybullet zeroes that inertia, its M is singular.
+TRIANGLE = ('<robot name="tri"><link name="base"/>' + LINK.format(name="arm", ixx=1, izz=5)
+            + REVOLUTE.format(name="j1", child="arm") + "</robot>")
+FAST = ["--backend", "newton_euler", "--samples", "2"]
+
+
+def urdf(tmp_path, text, name="robot.urdf") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def one_line_error(capsys, *fragments) -> str:
+    """The single error line on stderr (warnings aside), checked for ``fragments``."""
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if not line.startswith("dyn-plugin: warning:")]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith("dyn-plugin") and all(f in lines[0] for f in fragments), lines[0]
+    return lines[0]
+
+
+def test_robot_without_moving_joints_is_refused_by_validate_and_noted_by_info(tmp_path, capsys):
+    path = urdf(tmp_path, FIXED_ONLY)
+    assert run(["validate", "--robot", path, *FAST]) == 2
+    one_line_error(capsys, "'statue'", "no moving joint", "nothing to compare")
+    assert run(["info", path]) == 0
+    assert "statue has no moving joint" in capsys.readouterr().out
+
+
+def test_names_are_printed_verbatim_not_as_markup(tmp_path, capsys):
+    path = urdf(tmp_path, MARKUP)
+    assert run(["info", path]) == 0
+    out = capsys.readouterr().out
+    assert "[bold]bot" in out and "[/]" in out and "[red]j:thumbs_up:" in out, out
+    assert run(["friction", path, "--samples", "3", "--at", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "[bold]bot" in out and "[red]j:thumbs_up:" in out, out
+    assert run(["validate", "--robot", path, *FAST, "--against", "pinocchio", "--quantity", "tau"]) == 0
+    assert "[bold]bot vs pinocchio" in capsys.readouterr().out
+
+
+def test_inertia_breaking_the_triangle_inequality_is_a_one_line_error(tmp_path, capsys):
+    """pybullet zeroes the inertia: its mass matrix is singular (numpy's LinAlgError before)."""
+    assert run(["validate", "--robot", urdf(tmp_path, TRIANGLE), *FAST]) == 2
+    one_line_error(capsys, "tri: pybullet", "mass matrix is singular", "joints moving no mass or inertia: 'j1'", "link 'arm' breaks the triangle inequality")
+
+
+@pytest.mark.parametrize("option, value, fragment", [
+    ("--seed", "-1", "at least 0"),
+    ("--samples", "1e12", "from 1 to 100000"),
+    ("--samples", "100001", "from 1 to 100000"),
+    ("--samples", "2.5", "not a whole number"),
+    ("--rtol", "inf", "finite positive"),
+    ("--rtol", "nan", "finite positive"),
+    ("--rtol", "0", "finite positive"),
+    ("--rtol", "-0.5", "finite positive"),
+    ("--rtol", "1e300", "below 1"),
+    ("--dt", "0", "finite positive"),
+    ("--dt", "inf", "finite positive"),
+    ("--dt", "2", "at most the trajectory duration"),
+    ("--dt", "1e-9", "at most 100000 trajectory steps"),
+])
+def test_absurd_numbers_are_refused_up_front(option, value, fragment, capsys):
+    assert run(["validate", "--robot", "scara", *FAST, option, value]) == 2
+    one_line_error(capsys, fragment)
+
+
+def test_samples_in_exponent_notation_are_accepted(capsys):
+    assert run(["validate", "--robot", "scara", "--backend", "newton_euler", "--against", "pinocchio",
+                "--quantity", "tau", "--samples", "1e1", "--json", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["suite"]["samples"] == 10
+
+
+def test_dt_sets_the_time_step_of_the_stepping_comparisons(capsys):
+    assert run(["validate", "--robot", "scara", *FAST, "--against", "pybullet", "--quantity", "step",
+                "--dt", "0.002", "--json", "-"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["suite"]["dt"] == 0.002 and [r["quantity"] for r in report["results"]] == ["step"]
+
+
+@pytest.mark.parametrize("at", ["nan", "inf", "1e9", "-0.1", "2.01"])
+def test_friction_table_time_must_lie_within_the_trajectory(at, capsys):
+    assert run(["friction", "scara", "--samples", "3", "--at", at]) == 2
+    one_line_error(capsys, "--at")
+
+
+def test_friction_table_time_out_of_range_names_the_range(capsys):
+    assert run(["friction", "scara", "--samples", "3", "--duration", "1.5", "--at", "1e9"]) == 2
+    one_line_error(capsys, "from 0 to 1.5 s")
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["validate", "--robot", "scara", "--json", "{missing}/r.json"], "does not exist"),
+    (["validate", "--robot", "scara", "--report", "{missing}/r.md"], "does not exist"),
+    (["validate", "--robot", "scara", "--report", "{folder}"], "is a folder"),
+    (["validate", "--robot", "scara", "--plots", "{file}"], "is a file"),
+    (["validate", "--robot", "scara", "--plots", "{missing}/plots"], "does not exist"),
+    (["friction", "scara", "--json", "{missing}/f.json"], "does not exist"),
+    (["friction", "scara", "--plot", "{missing}/f.png"], "does not exist"),
+    (["friction", "scara", "--plot", "{folder}/f.xyz"], "unknown image format 'xyz'"),
+    (["codegen", "scara", "--out", "{missing}/id.py"], "does not exist"),
+    (["codegen", "scara", "--out", "{folder}"], "is a folder"),
+])
+def test_unwritable_outputs_fail_before_any_work(argv, fragment, tmp_path, monkeypatch, capsys):
+    import dyn_plugin.friction.study
+    import dyn_plugin.symbolic.codegen
+    import dyn_plugin.validation
+
+    def work(*args, **kwargs):
+        raise AssertionError("the work started before the outputs were checked")
+    for module, name in ((dyn_plugin.validation, "run"), (dyn_plugin.friction.study, "run_study"),
+                         (dyn_plugin.symbolic.codegen, "generate")):
+        monkeypatch.setattr(module, name, work)
+    (tmp_path / "file.txt").write_text("")
+    paths = {"missing": tmp_path / "missing", "folder": tmp_path, "file": tmp_path / "file.txt"}
+    assert run([arg.format(**paths) for arg in argv]) == 2
+    one_line_error(capsys, fragment)
+
+
+# -- output: the summary fits 80 columns, progress in a pipe, help, version -----------------
+
+def test_validate_summary_fits_80_columns_and_reports_progress(monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "80")
+    assert run(["validate", "--robot", "scara", "--backend", "newton_euler", "lagrange_euler_friction",
+                "--samples", "2", "--dt", "0.005"]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert max(len(line) for line in lines) <= 80, captured.out
+    rows = [line.split() for line in lines if line.startswith(("newton_euler ", "lagrange_euler_friction "))]
+    assert [len(row) for row in rows] == [7, 7, 7, 7, 4, 4], captured.out   # the names whole, on one line
+    figures = [cell for row in rows for cell in row[1:] if cell != "–"]
+    assert len(figures) == 2 * 6 + 2 * 4 + 2 * 3 and all(re.fullmatch(r"\d\.\de[-+]\d\d", f) for f in figures), figures
+    assert re.search(r"1/2 done, scara / newton_euler\b", captured.err), captured.err
+    assert re.search(r"2/2 done, scara / lagrange_euler_friction\b", captured.err), captured.err
+
+
+@pytest.mark.parametrize("command, fragments", [
+    ("validate", ["default, quick", "(default: the suite's; 1000 in the default suite)", "--dt",
+                  "0.001 in the default suite", "traj_gravity"]),
+    ("friction", ["(default: 0.6)", "(default: 201)", "(default: 2.0)", "(default: newton_euler_friction)"]),
+    ("codegen", ["(default: python)"]),
+    ("equations", ["(default: newton_euler)"]),
+    ("bench", ["(default"]),
+])
+def test_help_shows_defaults(command, fragments, capsys):
+    assert run([command, "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())   # argparse wraps lines
+    assert all(fragment in text for fragment in fragments), text
+
+
+def test_version(capsys):
+    assert run(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"dyn-plugin {version('dyn_plugin')}"
+
+
+def test_usage_error_is_one_line(capsys):
+    assert run(["validate", "--quantity", "colour"]) == 2
+    one_line_error(capsys, "--quantity", "colour", "--help")

@@ -8,6 +8,8 @@ error |ours − ref| / max(1, |ref|) ≤ 1e-12 element by element.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -318,3 +320,20 @@ def test_numbers_that_overflow_together_are_refused():
     with pytest.raises(dp.ModelError, match="link 'a'.*not finite"):
         with np.errstate(over="ignore", invalid="ignore"):
             dp.load_urdf_string(xml)
+
+
+@pytest.mark.parametrize("name", dp.list_backends())
+def test_a_joint_moving_nothing_is_named_by_forward_dynamics(name):
+    """A leaf link without <inertial>: M is singular, q̈ undefined. Every backend refuses it
+    naming the joint and the link (NaN from newton_euler, LinAlgError from lagrange_euler
+    before); pybullet gives such a link 1 kg and answers."""
+    xml = robot(link("a"), '<link name="b"/>', joint("j1", "base", "a"), joint("j2", "a", "b", axis="0 1 0"))
+    with pytest.warns(dp.PhysicalValidityWarning) if name == "pybullet" else contextlib.nullcontext():
+        be = dp.get_backend(name, dp.load_urdf_string(xml))
+    if name == "pybullet":
+        assert np.all(np.isfinite(be.forward_dynamics(np.zeros(2), np.zeros(2), np.ones(2))))
+        return
+    for q in (np.zeros(2), np.zeros((3, 2))):
+        with pytest.raises(dp.ModelError, match="singular.*joints moving no mass or inertia: 'j2'.*links without "
+                                                "mass or inertia: 'b'"):
+            be.forward_dynamics(q, np.zeros_like(q), np.ones_like(q))

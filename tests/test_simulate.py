@@ -105,11 +105,12 @@ def test_implicit_viscous_friction_is_stable_and_dissipative():
     never rises (viscous + Coulomb friction only dissipate).  Validation's random friction
     (seed 2) made the explicit step diverge inside the stiction problem at step 13."""
     from dyn_plugin.sampling import random_states
-    from dyn_plugin.validation import validation_friction
 
     model = dp.load_robot("puma560")
     s = random_states(model, 1, seed=2)
-    be = dp.get_backend("newton_euler_friction", model, friction=validation_friction(model, 2))
+    rng = np.random.default_rng([2, model.n])  # what validation drew before it bounded dt·λ_max(M⁻¹D)
+    friction = dp.FrictionModel.create(model.n, viscous=rng.uniform(0, 2, 6), coulomb=rng.uniform(0, 10, 6))
+    be = dp.get_backend("newton_euler_friction", model, friction=friction)
     with pytest.raises(dp.SimulationError, match=r"diverged at step 13 of 1000.*stiction"):
         dp.simulate(be, s.q[0], s.qd[0], np.zeros(6), duration=1.0, dt=1e-3, on_limit="ignore")
     traj = dp.simulate(be, s.q[0], s.qd[0], np.zeros(6), duration=1.0, dt=1e-3, on_limit="ignore", viscous="implicit")

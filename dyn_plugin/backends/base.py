@@ -25,8 +25,11 @@ from typing import Optional
 
 import numpy as np
 
-from ..errors import InputError, NumericalError
+from ..errors import InputError, ModelError, NumericalError
 from ..model import RobotModel
+
+# M(q) counts as singular when its smallest eigenvalue is below this fraction of its largest.
+SINGULAR = 1e-13
 
 
 _REAL_KINDS = "fiu"      # numpy dtype kinds accepted as joint-space numbers: float, int, unsigned
@@ -175,8 +178,38 @@ class Backend:
         return self._run(self._batch_inverse_dynamics, q=q, qd=qd, qdd=qdd)
 
     def forward_dynamics(self, q, qd, tau):
-        """Joint accelerations q̈ (rad/s² or m/s²) produced by torques τ."""
-        return self._run(self._batch_forward_dynamics, q=q, qd=qd, tau=tau)
+        """Joint accelerations q̈ (rad/s² or m/s²) produced by torques τ.
+
+        Undefined where M(q) is singular (a joint that moves no mass or inertia): a
+        :class:`~dyn_plugin.errors.ModelError` names such joints, for every backend."""
+        try:
+            return self._run(self._batch_forward_dynamics, q=q, qd=qd, tau=tau)
+        except (NumericalError, np.linalg.LinAlgError) as error:
+            self._refuse_singular_mass_matrix(q)
+            if isinstance(error, np.linalg.LinAlgError):
+                raise ModelError(f"forward dynamics of robot {self.model.name!r}: the mass matrix cannot be "
+                                 f"factorised ({error})") from None
+            raise
+
+    def _refuse_singular_mass_matrix(self, q) -> None:
+        """Raise a ModelError naming the joints that move no mass or inertia if M(q) is
+        singular at one of the (validated) states ``q``; return otherwise."""
+        (Q,), single = batch_args(self.model.n, self.model.joint_names, q=q)
+        for state, M in enumerate(self._batch_mass_matrix(Q)):
+            moments = np.linalg.eigvalsh(M)
+            if moments[0] > SINGULAR * max(moments[-1], 1e-300):
+                continue
+            diagonal = np.diag(M)
+            idle = [name for name, m_ii in zip(self.model.joint_names, diagonal) if m_ii <= SINGULAR * diagonal.max()]
+            empty = [link for link, m, I in zip(self.model.link_names, self.model.masses, self.model.inertias)
+                     if m == 0 and not I.any()]
+            raise ModelError(
+                f"forward dynamics of robot {self.model.name!r} is undefined" + ("" if single else f" at state {state}")
+                + f": the mass matrix is singular (smallest eigenvalue {moments[0]:.3g}, largest {moments[-1]:.3g})"
+                + (f"; joints moving no mass or inertia: {', '.join(map(repr, idle))}" if idle else "")
+                + (f"; links without mass or inertia: {', '.join(map(repr, empty))}. Give those links an "
+                   "<inertial> (a rotor needs only its inertia), or make their joints fixed" if empty else
+                   ": no finite torque defines their acceleration"))
 
     def mass_matrix(self, q):
         """Joint-space inertia matrix M(q), symmetric positive definite, (n, n) or (N, n, n)."""

@@ -1,0 +1,107 @@
+"""Random command lines: whatever the arguments, ``dyn-plugin`` ends with exit code 0, 1
+or 2, never a traceback, and a refusal (2) is one line on stderr.
+
+The argument vectors mix valid and invalid option values (absurd numbers, missing or
+wrong paths, names rich would read as markup, robots without moving joints or with an
+inertia pybullet zeroes) on small, fast runs: validate starts from the quick suite on the
+SCARA with two states, so that even an example that passes every check takes well under
+a second.
+"""
+
+import contextlib
+import io
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dyn_plugin.cli import main
+
+from test_cli import FIXED_ONLY, MARKUP, TRIANGLE
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    """A scratch folder, also the working directory of every example."""
+    path = tmp_path_factory.mktemp("cli_robustness")
+    for name, text in (("fixed.urdf", FIXED_ONLY), ("markup.urdf", MARKUP), ("tri.urdf", TRIANGLE),
+                       ("broken.toml", "robots = ["), ("plain.txt", "")):
+        (path / name).write_text(text)
+    (path / "binary.toml").write_bytes(bytes(range(256)))
+    return path
+
+
+NUMBERS = st.one_of(
+    st.integers(-5, 40).map(str),
+    st.integers().map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.sampled_from(["1e12", "100001", "1e1", "0.5", "2.5", "", "x", "-0", "1e-9", "nan", "-inf", "[/]"]),
+)
+PATHS = st.sampled_from(["-", "", "/", ".", "plain.txt", "missing/out.json", "/no/such/folder/out.png",
+                         "out.json", "out.md", "out.xyz", "[/].json"])
+ROBOTS = st.sampled_from(["scara", "nosuchbot", "", "/", ".", "fixed.urdf", "markup.urdf", "tri.urdf",
+                          "plain.txt", "binary.toml", "[/]"])
+JUNK = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=6).filter(
+    lambda text: not text.startswith("-") and "\x00" not in text)
+
+
+def option(name, values):
+    return st.tuples(st.just(name), values).map(list)
+
+
+VALIDATE = st.lists(st.one_of(
+    option("--samples", NUMBERS), option("--seed", NUMBERS), option("--rtol", NUMBERS), option("--dt", NUMBERS),
+    option("--robot", ROBOTS),
+    option("--backend", st.sampled_from(["newton_euler", "lagrange_euler", "warp_drive", "", "pinocchio"])),
+    option("--against", st.sampled_from(["pinocchio", "pybullet", "warp_drive", "newton_euler"])),
+    option("--quantity", st.sampled_from(["tau", "qdd", "step", "traj_zero", "colour", ""])),
+    option("--suite", st.sampled_from(["quick", "default", "nosuch", "broken.toml", "binary.toml", "/"])),
+    option("--json", PATHS), option("--report", PATHS),
+    option("--plots", st.sampled_from(["plain.txt", "missing/deeper/plots", "/no/such/plots"])),
+    JUNK.map(lambda text: [text]),
+), max_size=4).map(lambda options: ["validate", "--suite", "quick", "--robot", "scara", "--backend",
+                                    "newton_euler", "--samples", "2"] + sum(options, []))
+
+FRICTION = st.lists(st.one_of(
+    option("--samples", NUMBERS), option("--duration", NUMBERS), option("--at", NUMBERS),
+    option("--backend", st.sampled_from(["newton_euler_friction", "lagrange_euler_friction", "newton_euler", ""])),
+    option("--friction", st.sampled_from(["none", "urdf", "nosuch.toml", "binary.toml", "broken.toml", "plain.txt"])),
+    option("--profile", st.sampled_from(["corke", "dhanaraj", "x"])),
+    option("--json", PATHS), option("--plot", PATHS),
+), max_size=4).map(lambda options: ["friction", "scara", "--samples", "3"] + sum(options, []))
+
+OTHERS = st.one_of(
+    st.tuples(st.just("info"), ROBOTS).map(list),
+    st.tuples(st.sampled_from(["info", "robots", "backends", "--version", "validate", "friction", "equations"]),
+              JUNK).map(list),
+    st.lists(JUNK, max_size=3),
+)
+
+
+@contextlib.contextmanager
+def working_directory(path):   # contextlib.chdir needs Python 3.11
+    before = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+@settings(max_examples=50, suppress_health_check=[HealthCheck.too_slow])
+@given(argv=st.one_of(VALIDATE, FRICTION, OTHERS))
+def test_any_command_line_ends_in_0_1_or_2_without_a_traceback(argv, folder):
+    out, err = io.StringIO(), io.StringIO()
+    with working_directory(folder), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exc:   # argparse: --help, --version, usage errors
+            code = exc.code
+    stderr = err.getvalue()
+    assert code in (0, 1, 2), (argv, code, stderr)
+    assert "Traceback" not in stderr, (argv, stderr)
+    if code == 2:
+        lines = [line for line in stderr.splitlines() if line and not line.startswith(("dyn-plugin: warning:",
+                                                                                        "validate: "))]
+        assert len(lines) == 1 and lines[0].startswith("dyn-plugin"), (argv, stderr)
