@@ -56,8 +56,12 @@ def load_robot(name_or_path: Union[str, os.PathLike], gravity=None) -> RobotMode
     g = DEFAULT_GRAVITY if gravity is None else gravity
     if str(name_or_path) in BUNDLED:
         return load_urdf(robot_path(str(name_or_path)), strict=True, gravity=g)
+    if not str(name_or_path).strip():
+        raise UnknownRobotError(f"no robot given; bundled robots: {', '.join(BUNDLED)} (or give a path to a URDF file)")
     path = Path(name_or_path)
     if path.suffix.lower() in (".urdf", ".xml") or path.exists():
+        if path.is_dir():
+            raise UnknownRobotError(f"{str(path)!r} is a folder; give the URDF file in it")
         if not path.is_file():
             raise UnknownRobotError(f"URDF file {str(path)!r} does not exist")
         return load_urdf(path, gravity=g)

@@ -299,3 +299,15 @@ def test_version(capsys):
 def test_usage_error_is_one_line(capsys):
     assert run(["validate", "--quantity", "colour"]) == 2
     one_line_error(capsys, "--quantity", "colour", "--help")
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["info", "FOLDER"], "is a folder; give the URDF file in it"),
+    (["info", ""], "no robot given"),
+    (["friction", "puma560", "--friction", "BINARY"], "TOML is UTF-8 text, and byte 0 is not"),
+])
+def test_folders_empty_names_and_binary_data_files_are_one_line_errors(argv, fragment, tmp_path, capsys):
+    (tmp_path / "binary.toml").write_bytes(b"\xff\xfe[x]")
+    argv = [str(tmp_path) if a == "FOLDER" else str(tmp_path / "binary.toml") if a == "BINARY" else a for a in argv]
+    assert run(argv) == 2
+    one_line_error(capsys, fragment)
