@@ -116,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _validate_arguments(add("validate", "compare our backends with pinocchio and pybullet"))
     _friction_arguments(add("friction", "friction share of the input torque along a trajectory (Dhanaraj ch. 3)"))
+    _dataset_arguments(add("dataset", "states and their dynamics in a chunked, resumable Zarr store"))
     from .bench import add_arguments as bench_arguments      # imports nothing heavy
     bench_arguments(add("bench", "time per state against pinocchio and pybullet (table, --json, --plot)"))
     _codegen_arguments(add("codegen", "customised straight-line inverse dynamics for one robot (Python, C, numba)"))
@@ -164,6 +165,13 @@ def _validate_arguments(val) -> None:
     val.add_argument("--json", metavar="FILE", help="write every figure as JSON ('-' for stdout)")
     val.add_argument("--report", metavar="FILE.md", help="write a Markdown report")
     val.add_argument("--plots", metavar="DIR", help="write error histograms and trajectory overlays (PNG)")
+    _dask_argument(val, "run the chunks of states on Dask: the same results as serially")
+
+
+def _dask_argument(parser, what: str) -> None:
+    parser.add_argument("--dask", nargs="?", const=LOCAL_CLUSTER, metavar="ADDRESS",
+                        help=f"{what}; ADDRESS of a scheduler (tcp://host:8786), or none for a local cluster of "
+                             "one process per core (needs the [dask] extra; default: no Dask)")
 
 
 def _friction_arguments(fr) -> None:
@@ -182,6 +190,32 @@ def _friction_arguments(fr) -> None:
                     help="time of the torque table, within the trajectory (0.6 s: Dhanaraj's Table 3.5)")
     fr.add_argument("--plot", metavar="FILE.png", help="write the torque-by-cause plot")
     fr.add_argument("--json", metavar="FILE", help="write the figures as JSON ('-' for stdout)")
+    fr.add_argument("--monte-carlo", type=_count(1), metavar="K",
+                    help="sample the friction parameters K times within their stated uncertainties (the data "
+                         "file's [uncertainty] table, else ±20 %%) and report the envelope of the friction torque")
+    _dask_argument(fr, "with --monte-carlo: run the samples on Dask (the same envelope as serially)")
+
+
+def _dataset_arguments(ds) -> None:
+    ds.add_argument("robot", metavar="NAME_OR_URDF")
+    ds.add_argument("--states", type=_checked(_whole_number, lambda v: None if v >= 1 else
+                                              f"must be a whole number, at least 1, got {v}", "count"),
+                    required=True, metavar="N", help="how many states")
+    ds.add_argument("--out", dest="store", required=True, metavar="DIR.zarr",
+                    help="the Zarr store (a folder; a rerun resumes it, computing only missing chunks)")
+    ds.add_argument("--backend", default="newton_euler", metavar="NAME", help="backend computing the dynamics")
+    ds.add_argument("--friction", metavar="FILE|urdf|none",
+                    help="friction data for a friction backend (also stores tau_friction)")
+    ds.add_argument("--chunk", type=_checked(_whole_number, lambda v: None if v >= 1 else
+                                             f"must be a whole number, at least 1, got {v}", "count"),
+                    default=10_000, metavar="K", help="states per chunk (one task each)")
+    ds.add_argument("--seed", type=_checked(_whole_number, lambda v: validation.whole_number_problem(v, 0), "seed"),
+                    default=0, metavar="S", help="random seed")
+    ds.add_argument("--trajectories", action="store_true",
+                    help="states along rest-to-rest quintics instead of independent random states")
+    ds.add_argument("--mass-matrix", action="store_true", help="also store M (N, n, n)")
+    ds.add_argument("--overwrite", action="store_true", help="replace a store made with other settings")
+    _dask_argument(ds, "compute the chunks on Dask: the same data as serially")
 
 
 def _codegen_arguments(gen) -> None:
@@ -197,7 +231,7 @@ def _codegen_arguments(gen) -> None:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    commands = {"validate": _validate, "friction": _friction, "robots": _robots, "backends": _backends,
+    commands = {"validate": _validate, "friction": _friction, "dataset": _dataset, "robots": _robots, "backends": _backends,
                 "info": _info, "bench": _bench, "codegen": _codegen, "equations": _equations}
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
@@ -243,7 +277,8 @@ def _one_line(text: str) -> str:
 
 
 # Options that name an output, and what they name.
-OUTPUTS = {"json": "file", "report": "file", "out": "file", "plot": "image", "plots": "folder"}
+OUTPUTS = {"json": "file", "report": "file", "out": "file", "plot": "image", "plots": "folder", "store": "folder"}
+LOCAL_CLUSTER = "local"  # --dask without an address
 
 
 def _check_outputs(args) -> None:
@@ -356,10 +391,31 @@ def _equations(args) -> int:
     return EXIT_OK
 
 
+@contextlib.contextmanager
+def _dask_client(args):
+    """None without --dask; else a ``distributed.Client`` (to a new local cluster when no
+    address is given), closed afterwards with its cluster."""
+    if getattr(args, "dask", None) is None:
+        yield None
+        return
+    from .dask import connect
+
+    client = connect(None if args.dask == LOCAL_CLUSTER else args.dask, quiet=True)
+    print(f"dask: {len(client.scheduler_info(n_workers=-1)['workers'])} workers; dashboard {client.dashboard_link}",
+          file=sys.stderr, flush=True)
+    try:
+        yield client
+    finally:
+        cluster = client.cluster
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
 def _validate(args) -> int:
     suite = _suite(args)
-    with _progress(len(suite.robots) * len(suite.backends)) as progress:
-        report = validation.run(suite, progress=progress)
+    with _dask_client(args) as client, _progress(len(validation.tasks(suite))) as progress:
+        report = validation.run(suite, progress=progress, client=client)
     quiet = args.json == "-"
     if args.json:
         _write_or_print(args.json, json.dumps(report.as_dict(), indent=2))
@@ -462,6 +518,10 @@ def _friction(args) -> int:
     if not 0 <= args.at <= args.duration:
         raise InputError(f"--at must be a time within the trajectory, from 0 to {args.duration:g} s; got {args.at:g}")
     model = load_robot(args.robot)
+    if args.monte_carlo:
+        return _friction_envelope(args, model)
+    if args.dask is not None:
+        raise InputError("--dask applies to --monte-carlo K (the one friction study runs in a moment)")
     backend = get_backend(args.backend, model, friction=args.friction, profile=args.profile)
     study = run_study(backend, duration=args.duration, samples=args.samples)
     if args.json:
@@ -475,6 +535,49 @@ def _friction(args) -> int:
                       "(give --friction FILE, or <dynamics damping friction> in its URDF)")
     if args.plot:
         console.print(f"wrote {escape(str(plot_study(study, args.plot, mark=args.at)))}")
+    return EXIT_OK
+
+
+def _friction_envelope(args, model) -> int:
+    """``friction --monte-carlo K``: percentiles of the friction torque over K parameter samples."""
+    from rich.table import Table
+
+    from .friction.monte_carlo import friction_envelope, plot_envelope
+    from .friction.study import reference_trajectory
+
+    trajectory = reference_trajectory(model, args.duration, args.samples)
+    with _dask_client(args) as client:
+        envelope = friction_envelope(model, friction=args.friction, profile=args.profile, backend=args.backend,
+                                     samples=args.monte_carlo, trajectory=trajectory, client=client)
+    if args.json:
+        _write_or_print(args.json, json.dumps(envelope.as_dict(), indent=2))
+        if args.json == "-":
+            return EXIT_OK
+    console = _console()
+    low, high = envelope.percentile(envelope.levels[0]), envelope.percentile(envelope.levels[-1])
+    table = Table(title=f"{escape(model.name)}: friction torque over {args.monte_carlo} samples of "
+                        f"{escape(envelope.uncertainty.describe())} (N·m; N for prismatic joints)")
+    for column in ("joint", "peak |nominal|", f"peak p{envelope.levels[0]:g}-p{envelope.levels[-1]:g} band",
+                   "band / peak"):
+        table.add_column(column, justify="left" if column == "joint" else "right")
+    for i, name in enumerate(model.joint_names):
+        peak, band = np.abs(envelope.nominal[:, i]).max(), (high[:, i] - low[:, i]).max()
+        table.add_row(escape(name), f"{peak:.4g}", f"{band:.4g}", f"{band / peak:.1%}" if peak else "–")
+    console.print(table)
+    if args.plot:
+        console.print(f"wrote {escape(str(plot_envelope(envelope, args.plot)))}")
+    return EXIT_OK
+
+
+def _dataset(args) -> int:
+    from .dataset import dataset
+
+    with _dask_client(args) as client:
+        summary = dataset(args.robot, args.states, out=args.store, backend=args.backend, friction=args.friction,
+                          chunk=args.chunk, seed=args.seed, trajectories=args.trajectories,
+                          mass_matrix=args.mass_matrix, client=client, overwrite=args.overwrite)
+    print(f"{summary.path}: {summary.states:,} states in {summary.chunks} chunks; computed {summary.computed}, "
+          f"skipped {summary.skipped} (done before), {summary.seconds:.1f} s, {summary.states_per_second:,.0f} states/s")
     return EXIT_OK
 
 

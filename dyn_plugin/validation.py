@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import math
 import time
 from importlib import resources
@@ -95,6 +96,7 @@ QUANTITIES: dict = {
     "qdd": (lambda be, s: be.forward_dynamics(s.q, s.qd, s.tau), "forward dynamics q̈(q, q̇, τ)"),
 }
 # Quantities that need pybullet as the integrator (compared only against the pybullet reference).
+TRAJECTORIES = ("traj_zero", "traj_gravity")
 STEPPING = {
     "step": "one pybullet step: (q̇⁺ − q̇)/dt against our q̈",
     "traj_zero": "1 s trajectory under zero torque, semi-implicit Euler, q against pybullet's",
@@ -300,17 +302,178 @@ class Report:
         }
 
 
-def run(suite: Suite, progress: Optional[Callable[[str], None]] = None) -> Report:
+# States per validation task.  Fixed, so that the states and every result are the same
+# whether the tasks run serially or on a Dask cluster of any size.
+CHUNK = 250
+
+
+@dataclasses.dataclass(frozen=True)
+class Task:
+    """One unit of a validation run: ``count`` of ``robot``'s states from ``start`` (chunk
+    ``chunk``), or (chunk -1) its trajectories, which start from its first state."""
+
+    robot: str
+    chunk: int
+    start: int = 0
+    count: int = 0
+
+    @property
+    def label(self) -> str:
+        if self.chunk < 0:
+            return f"{self.robot} / trajectories"
+        return f"{self.robot} / states {self.start + 1}-{self.start + self.count}"
+
+
+def tasks(suite: Suite) -> list:
+    """The tasks of a run, in report order: each robot's state chunks, then its trajectories."""
+    trajectories = "pybullet" in suite.references and any(q in TRAJECTORIES for q in suite.quantities)
+    out = []
+    for robot in suite.robots:
+        out += [Task(robot, c, start, min(CHUNK, suite.samples - start))
+                for c, start in enumerate(range(0, suite.samples, CHUNK))]
+        out += [Task(robot, -1)] if trajectories else []
+    return out
+
+
+def run(suite: Suite, progress: Optional[Callable[[str], None]] = None, client=None) -> Report:
     """Compare every backend with every reference on every robot of the suite.
 
-    ``progress(label)`` is called after each robot x backend pair is done.
+    The work is cut into :func:`tasks`; ``client`` (a ``distributed.Client``) runs them on
+    a Dask cluster, None in this process: the results are identical.  ``progress(label)``
+    is called after each task.
     """
     suite.check()
     start = time.perf_counter()
+    plan = tasks(suite)
+    parts = _run_serially(plan, suite, progress) if client is None else _run_on_dask(plan, suite, progress, client)
+    return Report(suite, _merge_tasks(parts), time.perf_counter() - start)
+
+
+def _run_serially(plan: list, suite: Suite, progress) -> list:
+    parts = []
+    for task in plan:
+        parts.append(run_task(task, suite))
+        if progress:
+            progress(task.label)
+    return parts
+
+
+def _run_on_dask(plan: list, suite: Suite, progress, client) -> list:
+    from distributed import as_completed
+
+    futures = client.map(run_task, plan, suite=suite, pure=False)
+    label = {future.key: task.label for future, task in zip(futures, plan)}
+    for future in as_completed(futures):
+        if future.status == "error":
+            future.result()  # raises the task's own error (a DynPluginError names robot and backend)
+        if progress:
+            progress(label[future.key])
+    return client.gather(futures)
+
+
+def run_task(task: Task, suite: Suite) -> list:
+    """The comparisons of one task (on a worker, or here)."""
+    setup = _setup(suite, task.robot)
+    if task.chunk < 0:
+        return _trajectory_comparisons(suite, setup)
+    return _chunk_comparisons(suite, setup, chunk_states(setup.model, suite.seed, task))
+
+
+def chunk_states(model, seed: int, task: Task) -> States:
+    """The states of ``task``: drawn from (seed, a digest of the robot, chunk), so that a
+    chunk's states do not depend on which worker draws them, nor on the other chunks."""
+    digest = int.from_bytes(hashlib.sha256(task.robot.encode("utf-8", "surrogatepass")).digest()[:8], "little")
+    return random_states(model, task.count, seed=np.random.SeedSequence([seed, digest, task.chunk]))
+
+
+@dataclasses.dataclass
+class _Setup:
+    """What every task of one robot needs, built once per process."""
+
+    model: object
+    references: dict
+    backends: dict     # name -> (backend, quantities compared with the references)
+    first: States      # the robot's first chunk of states (trajectories start from its first)
+
+
+_SETUPS: dict = {}
+
+
+def _setup(suite: Suite, robot: str) -> _Setup:
+    key = (robot, suite.seed, suite.dt, suite.samples, tuple(suite.backends), tuple(suite.references),
+           tuple(suite.quantities))
+    if key not in _SETUPS:
+        _SETUPS.clear()  # one robot at a time: each holds pybullet clients
+        _SETUPS[key] = _build_setup(suite, robot)
+    return _SETUPS[key]
+
+
+def _build_setup(suite: Suite, robot: str) -> _Setup:
+    model = model_to_validate(robot)
+    plain = [q for q in suite.quantities if q in QUANTITIES]
+    first = chunk_states(model, suite.seed, Task(robot, 0, 0, min(CHUNK, suite.samples)))
+    backends = {}
+    for name in suite.backends:
+        if name in WITH_FRICTION:  # τ and q̈ include friction: checked by stepping instead
+            friction = validation_friction(model, suite.seed, suite.dt, first.q)
+            backends[name] = (get_backend(name, model, friction=friction), [q for q in plain if _unchanged_by_friction(q)])
+        else:
+            backends[name] = (get_backend(name, model), plain)
+    return _Setup(model, {ref: get_backend(ref, model) for ref in suite.references}, backends, first)
+
+
+def _chunk_comparisons(suite: Suite, setup: _Setup, states: States) -> list:
+    model, plain = setup.model, [q for q in suite.quantities if q in QUANTITIES]
+    reference_values = {ref: _evaluate(model, ref, be, states, plain) for ref, be in setup.references.items()}
     comparisons = []
-    for robot in suite.robots:
-        comparisons += _compare_robot(suite, robot, progress)
-    return Report(suite, comparisons, time.perf_counter() - start)
+    for name, (backend, compared) in setup.backends.items():
+        ours = _evaluate(model, name, backend, states, compared)
+        comparisons += [_comparison(model.name, name, ref, quantity, ours[quantity], values[quantity], suite.rtol)
+                        for ref, values in reference_values.items() for quantity in compared]
+        if "step" in suite.quantities and "pybullet" in setup.references:  # stepping: against pybullet only
+            with _named_singular_mass_matrix(model, name):
+                ours, theirs = _one_step(setup.references["pybullet"], backend, states, suite.dt)
+            comparisons.append(_comparison(model.name, name, "pybullet", "step", ours, theirs, suite.rtol))
+    return comparisons
+
+
+def _trajectory_comparisons(suite: Suite, setup: _Setup) -> list:
+    """Trajectories of every backend against pybullet's, from the robot's first state."""
+    q0, qd0, pybullet_backend = setup.first.q[0], setup.first.qd[0], setup.references["pybullet"]
+    comparisons = []
+    for name, (backend, _) in setup.backends.items():
+        controllers = {"traj_zero": lambda t, q, qd: np.zeros(len(q)),
+                       "traj_gravity": lambda t, q, qd, backend=backend: backend.gravity_torques(q)}
+        for quantity in [q for q in TRAJECTORIES if q in suite.quantities]:
+            with _named_singular_mass_matrix(setup.model, name):
+                ours, theirs = compare_trajectories(backend, pybullet_backend, q0, qd0, controllers[quantity],
+                                                    suite.duration, suite.dt)
+            trace = {"t": ours.t, "ours": ours.q, "pybullet": theirs, "growth": _growth(ours.t, ours.q, theirs)}
+            comparisons.append(_comparison(setup.model.name, name, "pybullet", quantity, ours.q, theirs,
+                                           suite.trajectory_tol, trace))
+    return comparisons
+
+
+def _merge_tasks(parts: list) -> list:
+    """The tasks' comparisons of each (robot, backend, reference, quantity) merged into one,
+    in the order the tasks first report them."""
+    groups: dict = {}
+    for comparisons in parts:
+        for c in comparisons:
+            groups.setdefault((c.robot, c.backend, c.reference, c.quantity), []).append(c)
+    return [_merge(group) for group in groups.values()]
+
+
+def _merge(parts: list) -> "Comparison":
+    """Comparisons of one quantity over consecutive chunks as the one comparison over all
+    their states (the first largest error wins, as an argmax over all states would)."""
+    if len(parts) == 1:
+        return parts[0]
+    offsets = np.cumsum([0] + [p.samples for p in parts])
+    worst = int(np.argmax([p.max_rel for p in parts]))
+    return dataclasses.replace(parts[worst], samples=int(offsets[-1]), max_abs=max(p.max_abs for p in parts),
+                               worst_sample=int(offsets[worst]) + parts[worst].worst_sample,
+                               errors=np.concatenate([p.errors for p in parts]))
 
 
 def model_to_validate(robot: str):
@@ -320,31 +483,6 @@ def model_to_validate(robot: str):
         raise ModelError(f"{robot}: robot {model.name!r} has no moving joint (only fixed joints), so there is "
                          "nothing to compare")
     return model
-
-
-def _compare_robot(suite: Suite, robot: str, progress) -> list:
-    model = model_to_validate(robot)
-    plain = [q for q in suite.quantities if q in QUANTITIES]
-    stepping = [q for q in suite.quantities if q in STEPPING]
-    states = random_states(model, suite.samples, seed=suite.seed)
-    references = {ref: get_backend(ref, model) for ref in suite.references}
-    reference_values = {ref: _evaluate(model, ref, be, states, plain) for ref, be in references.items()}
-    comparisons = []
-    for backend_name in suite.backends:
-        backend, compared = get_backend(backend_name, model), plain
-        if backend_name in WITH_FRICTION:  # τ and q̈ include friction: checked by stepping instead
-            backend = get_backend(backend_name, model, friction=validation_friction(model, suite.seed, suite.dt, states.q))
-            compared = [q for q in plain if _unchanged_by_friction(q)]
-        ours = _evaluate(model, backend_name, backend, states, compared)
-        comparisons += [_comparison(model.name, backend_name, ref, quantity, ours[quantity], values[quantity],
-                                    suite.rtol) for ref, values in reference_values.items() for quantity in compared]
-        if stepping and "pybullet" in references:  # stepping is compared with pybullet only
-            with _named_singular_mass_matrix(model, backend_name):
-                comparisons += _stepping_comparisons(suite, model.name, backend_name, backend,
-                                                     references["pybullet"], states, stepping)
-        if progress:
-            progress(f"{robot} / {backend_name}")
-    return comparisons
 
 
 def _evaluate(model, name: str, backend, states: States, quantities: Sequence[str]) -> dict:
@@ -363,21 +501,6 @@ def _named_singular_mass_matrix(model, backend_name: str):
         details = model.pybullet_alterations() if backend_name == "pybullet" else []
         raise ModelError(f"{model.name}: {backend_name} cannot compute the dynamics: {error}"
                          + (f" (pybullet changes the model: {'; '.join(details)})" if details else "")) from None
-
-
-def _stepping_comparisons(suite, robot, backend_name, backend, pybullet_backend, states, quantities) -> list:
-    out = []
-    if "step" in quantities:
-        ours, theirs = _one_step(pybullet_backend, backend, states, suite.dt)
-        out.append(_comparison(robot, backend_name, "pybullet", "step", ours, theirs, suite.rtol))
-    controllers = {"traj_zero": lambda t, q, qd: np.zeros(len(q)),
-                   "traj_gravity": lambda t, q, qd: backend.gravity_torques(q)}
-    for quantity in [q for q in quantities if q in controllers]:
-        ours, theirs = compare_trajectories(backend, pybullet_backend, states.q[0], states.qd[0],
-                                            controllers[quantity], suite.duration, suite.dt)
-        trace = {"t": ours.t, "ours": ours.q, "pybullet": theirs, "growth": _growth(ours.t, ours.q, theirs)}
-        out.append(_comparison(robot, backend_name, "pybullet", quantity, ours.q, theirs, suite.trajectory_tol, trace))
-    return out
 
 
 def compare_trajectories(backend, pybullet_backend, q0, qd0, torque, duration, dt):

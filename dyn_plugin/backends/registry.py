@@ -75,7 +75,7 @@ def _resolve(name: str) -> Callable:
     if isinstance(target, str):
         module, attr = target.split(":")
         target = getattr(importlib.import_module(module), attr)
-    elif isinstance(target, metadata.EntryPoint):
+    elif hasattr(target, "load"):  # an entry point (importlib.metadata's, or the importlib_metadata backport's)
         try:
             target = target.load()
         except Exception as exc:
