@@ -46,3 +46,59 @@ def random_states(model: RobotModel, count: int, seed=0, speed: float = 2.0,
         qdd=rng.uniform(-acceleration, acceleration, shape),
         tau=rng.uniform(-torque, torque, shape),
     )
+
+
+def uniform_states(model: RobotModel, count: int, rng: np.random.Generator, speed: float = 2.0,
+                   acceleration: float = 5.0) -> tuple:
+    """``count`` independent states drawn from ``rng``: q uniform within
+    :func:`position_bounds` (rad or m), q̇ uniform in ±speed (rad/s or m/s), q̈ uniform in
+    ±acceleration (rad/s² or m/s²).  Returns q, q̇, q̈, each (count, n).
+
+    The draws come in the order of :func:`random_states` (q, then q̇, then q̈).
+    """
+    lower, upper = position_bounds(model)
+    shape = (count, model.n)
+    return (rng.uniform(lower, upper, shape), rng.uniform(-speed, speed, shape),
+            rng.uniform(-acceleration, acceleration, shape))
+
+
+TRAJECTORY_SAMPLES = 100   # samples per rest-to-rest trajectory in trajectory_states
+
+
+def trajectory_states(model: RobotModel, count: int, rng: np.random.Generator, speed: float = 2.0,
+                      acceleration: float = 5.0, samples: int = TRAJECTORY_SAMPLES) -> tuple:
+    """``count`` states along rest-to-rest quintics between random configurations.
+
+    The states are cut into ⌈count / samples⌉ trajectories of (as nearly as possible) equal
+    length.  Each goes from q_a to q_b, both uniform within :func:`position_bounds`, as
+    q(t) = q_a + (q_b − q_a)(10s³ − 15s⁴ + 6s⁵), s = t/T (the quintic of
+    :func:`dyn_plugin.friction.study.reference_trajectory`), sampled at equally spaced
+    t ∈ [0, T] (both ends included, so each starts and ends at rest).  T (s) is the
+    shortest duration whose peak speed 1.875|Δq|/T and peak acceleration 5.7735|Δq|/T²
+    stay within ``speed`` and ``acceleration`` on every joint, so the states cover the
+    ranges of :func:`uniform_states`; q never leaves the bounds (the quintic is monotone).
+
+    Returns q, q̇, q̈ (count, n), t (count,) s since the trajectory's start and
+    trajectory (count,) int, the index of each state's trajectory (0, 1, ...).
+    """
+    lower, upper = position_bounds(model)
+    pieces = [part for part in np.array_split(np.arange(count), -(-count // samples)) if len(part)] if count else []
+    q, qd, qdd, t, index = [], [], [], [], []
+    for k, part in enumerate(pieces):
+        start, end = rng.uniform(lower, upper), rng.uniform(lower, upper)
+        travel = end - start
+        size = float(np.abs(travel).max())
+        duration = max(1.875 * size / speed, np.sqrt(10.0 / np.sqrt(3.0) * size / acceleration), 1e-3)
+        s = np.linspace(0.0, 1.0, len(part))
+        shape = 10 * s**3 - 15 * s**4 + 6 * s**5
+        rate = (30 * s**2 - 60 * s**3 + 30 * s**4) / duration
+        curvature = (60 * s - 180 * s**2 + 120 * s**3) / duration**2
+        q.append(start + np.outer(shape, travel))
+        qd.append(np.outer(rate, travel))
+        qdd.append(np.outer(curvature, travel))
+        t.append(s * duration)
+        index.append(np.full(len(part), k))
+    if not pieces:
+        empty = np.empty((0, model.n))
+        return empty, empty.copy(), empty.copy(), np.empty(0), np.empty(0, dtype=int)
+    return np.concatenate(q), np.concatenate(qd), np.concatenate(qdd), np.concatenate(t), np.concatenate(index)
