@@ -13,7 +13,7 @@ motor inertia (``newton_euler_friction``, ``lagrange_euler_friction``; see
 
 from .backends import Backend, get_backend, list_backends, register_backend, unregister_backend
 from .dh import DHRow, model_from_dh, read_dh_table
-from .errors import (BackendError, DynPluginError, InputError, ModelError, NumericalError, PhysicalValidityWarning,
+from .errors import (BackendError, ClusterError, DynPluginError, InputError, ModelError, NumericalError, PhysicalValidityWarning,
                      UnknownRobotError, URDFError, URDFWarning)
 from .friction.parameters import FrictionModel, load_friction
 from .model import RobotModel
@@ -37,7 +37,7 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
-    "Backend", "BackendError", "DHRow", "FrictionModel", "load_friction", "DynPluginError", "InputError", "JointLimitWarning", "ModelError", "NumericalError",
+    "Backend", "BackendError", "ClusterError", "DHRow", "FrictionModel", "load_friction", "DynPluginError", "InputError", "JointLimitWarning", "ModelError", "NumericalError",
     "PhysicalValidityWarning", "RobotModel", "URDFError", "URDFWarning", "UnknownRobotError", "get_backend",
     "list_backends", "list_robots", "load_robot", "load_urdf", "load_urdf_string",
     "model_from_dh", "read_dh_table", "register_backend", "robot_table", "SimulationError", "simulate",

@@ -30,17 +30,13 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from .errors import BackendError, DynPluginError, InputError
+from .errors import BackendError, ClusterError, DynPluginError, InputError
 from .model import RobotModel
 
 __all__ = ["BackendSpec", "ClusterError", "backend_of", "bias_forces", "cache_info", "connect", "forward_dynamics",
            "gravity_torques", "inverse_dynamics", "mass_matrix", "model_digest"]
 
 DASHBOARD_PORT = 8787
-
-
-class ClusterError(DynPluginError, ConnectionError):
-    """A Dask scheduler that cannot be reached (the message names its address)."""
 
 
 def require(*modules: str) -> None:

@@ -35,6 +35,10 @@ class SimulationError(DynPluginError, RuntimeError):
     names the step, the time and the joint), or a joint limit with on_limit='raise'."""
 
 
+class ClusterError(DynPluginError, ConnectionError):
+    """A Dask scheduler that cannot be reached (the message names its address)."""
+
+
 class URDFWarning(UserWarning):
     """A URDF element the model does not follow as written: ``<mimic>`` joints, kept as
     independent degrees of freedom (as pinocchio's ``buildModel`` does by default)."""

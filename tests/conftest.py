@@ -1,7 +1,34 @@
-"""Shared fixtures: bundled models and seeded random states."""
+"""Shared fixtures: bundled models and seeded random states; hypothesis profiles; the
+worst-error log of the property tests (test_properties.py).
+
+Hypothesis profiles (select with ``DYN_PLUGIN_HYPOTHESIS_PROFILE``):
+
+* ``ci`` (default): 30 examples per property, derandomized (the same examples on every
+  run, no example database), no deadline - CI is reproducible;
+* ``campaign``: 600 examples per property, random, failures kept in the example database
+  (``.hypothesis/``) so that a rerun replays them first - a fuzzing campaign.
+
+The worst relative errors against pinocchio seen by the property tests are printed at the
+end of the session, and written as JSON to ``$DYN_PLUGIN_WORST_ERRORS`` when it is set.
+"""
+
+import json
+import os
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci", max_examples=30, deadline=None, derandomize=True, database=None, print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
+settings.register_profile(
+    "campaign", max_examples=600, deadline=None, print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
+PROFILE_VARIABLE = "DYN_PLUGIN_HYPOTHESIS_PROFILE"
+settings.load_profile(os.environ.get(PROFILE_VARIABLE, "ci"))
 
 import dyn_plugin as dp
 from dyn_plugin.sampling import random_states
@@ -23,3 +50,78 @@ def rel_err(ours, reference):
 @pytest.fixture
 def states():
     return lambda model, count=50, seed=0: random_states(model, count, seed=seed)
+
+
+# -- worst errors of the property tests ----------------------------------------------------
+
+
+class WorstErrors:
+    """The largest error seen per (backend, quantity), with what produced it, and how many
+    examples each backend ran."""
+
+    def __init__(self):
+        self.worst = {}      # (backend, quantity) -> (error, info)
+        self.examples = {}   # backend -> examples checked
+
+    def count(self, backend):
+        self.examples[backend] = self.examples.get(backend, 0) + 1
+
+    def record(self, backend, quantity, error, info=None):
+        error = float(error)
+        key = (backend, quantity)
+        if key not in self.worst or not error <= self.worst[key][0]:   # NaN counts as worst
+            self.worst[key] = (error, info)
+
+    def as_dict(self):
+        return {
+            "profile": os.environ.get(PROFILE_VARIABLE, "ci"),
+            "examples": dict(self.examples),
+            "worst": [{"backend": b, "quantity": q, "error": e, "example": info}
+                      for (b, q), (e, info) in sorted(self.worst.items())],
+        }
+
+
+_WORST = WorstErrors()
+
+
+@pytest.fixture(scope="session")
+def worst_errors():
+    return _WORST
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _WORST.worst and not _WORST.examples:
+        return
+    tr = terminalreporter
+    tr.section(f"property tests: worst errors vs pinocchio (profile {os.environ.get(PROFILE_VARIABLE, 'ci')})")
+    tr.write_line(f"{'backend':<26}{'quantity':<46}{'worst error':>14}   examples")
+    for (backend, quantity), (error, _) in sorted(_WORST.worst.items()):
+        tr.write_line(f"{backend:<26}{quantity:<46}{error:>14.3e}   {_WORST.examples.get(backend, 0)}")
+    for key, count in sorted(_WORST.examples.items()):
+        if ":" in key:   # the URDF reader's fuzz tests: inputs loaded / refused
+            tr.write_line(f"{key}: {count}")
+    path = os.environ.get("DYN_PLUGIN_WORST_ERRORS")
+    if path:
+        with open(path, "w") as handle:
+            json.dump(_WORST.as_dict(), handle, indent=1, default=str)
+        tr.write_line(f"written to {path}")
+
+
+@pytest.fixture(scope="session")
+def dask_client():
+    """One 2-process LocalCluster for every Dask test (it starts in a few seconds)."""
+    pytest.importorskip("distributed")
+    import dyn_plugin.dask as dpd
+
+    client = dpd.connect(workers=2, quiet=True)
+    client.wait_for_workers(2, timeout=60)
+    yield client
+    cluster = client.cluster
+    client.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="session")
+def dask_address(dask_client):
+    """The scheduler address of that cluster, for ``--dask ADDRESS``."""
+    return dask_client.scheduler.address

@@ -33,14 +33,10 @@ OPS = {  # operation: the random_states fields it takes
 }
 
 
-@pytest.fixture(scope="module")
-def client():
-    c = dpd.connect(workers=2, quiet=True)
-    c.wait_for_workers(2, timeout=60)
-    yield c
-    cluster = c.cluster
-    c.close()
-    cluster.close()
+@pytest.fixture
+def client(dask_client):
+    """The session's 2-process cluster (tests/conftest.py)."""
+    return dask_client
 
 
 @pytest.fixture(scope="module")

@@ -100,18 +100,16 @@ def test_viscous_only_uniform_matches_the_closed_form(puma, trajectory):
     assert np.all(env.std[np.abs(qd) == 0] == 0)
 
 
-def test_serial_and_two_dask_workers_give_identical_results(puma, trajectory):
-    distributed = pytest.importorskip("distributed")
+def test_serial_and_two_dask_workers_give_identical_results(puma, trajectory, dask_client):
     kwargs = dict(samples=K, seed=11, trajectory=trajectory, profile="dhanaraj", chunk_size=8,
                   uncertainty=Uncertainty(default=0.2, viscous=Spec(absolute=1.0, distribution="normal")))
     serial = friction_envelope(puma, **kwargs)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
-        parallel = friction_envelope(puma, client=client, **kwargs)
-        assert len(client.scheduler_info()["workers"]) == 2
-        # each worker process that ran chunks built its nominal backend once, in its cache
-        cached = client.run(lambda: len(__import__("dyn_plugin.friction.monte_carlo", fromlist=["_"])._WORKER_CACHE))
-        assert sum(cached.values()) >= 1 and max(cached.values()) == 1
+    client = dask_client
+    parallel = friction_envelope(puma, client=client, **kwargs)
+    assert len(client.scheduler_info()["workers"]) == 2
+    # each worker process that ran chunks built its nominal backend once, in its cache
+    cached = client.run(lambda: len(__import__("dyn_plugin.friction.monte_carlo", fromlist=["_"])._WORKER_CACHE))
+    assert sum(cached.values()) >= 1 and max(cached.values()) == 1
     for field in ("nominal", "percentiles", "mean", "std", "minimum", "maximum"):
         assert np.array_equal(getattr(serial, field), getattr(parallel, field)), field
     assert np.any(serial.std[:, :3] > 0)

@@ -55,13 +55,12 @@ is uncertain, so the result depends on (seed, chunk_size, K) only: identical ser
 and on any dask cluster, and adding an uncertainty to one parameter does not change the
 draws of the others.
 
-``import dyn_plugin`` does not import this module, and this module imports dask only in
-:func:`dask_client` (a client given to :func:`friction_envelope` is only called).
+``import dyn_plugin`` does not import this module, and this module never imports dask: a
+client given to :func:`friction_envelope` (:func:`dyn_plugin.dask.connect`) is only called.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 import numbers
@@ -766,22 +765,6 @@ def friction_envelope(model, friction=None, uncertainty=None, samples: int = 256
         joint_types=tuple(model.joint_types), t=t, qd=qd, nominal=nominal, levels=levels,
         percentiles=np.percentile(torques, levels, axis=0), mean=torques.mean(axis=0), std=torques.std(axis=0),
         minimum=torques.min(axis=0), maximum=torques.max(axis=0))
-
-
-@contextlib.contextmanager
-def dask_client(address: Optional[str] = None, workers: Optional[int] = None):
-    """``with dask_client(address) as client:`` a dask ``distributed.Client`` to the scheduler
-    at ``address``, or (None) on a local cluster of ``workers`` processes (default: the CPU
-    count), one thread each, dashboard on a free port; both closed on exit."""
-    from distributed import Client, LocalCluster
-
-    if address:
-        with Client(address) as client:
-            yield client
-        return
-    with LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                      dashboard_address=":0") as cluster, Client(cluster) as client:
-        yield client
 
 
 # -- the plot ------------------------------------------------------------------------------------
