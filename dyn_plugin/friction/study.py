@@ -159,6 +159,14 @@ def plot_study(study: FrictionStudy, path, mark: Optional[float] = None) -> Path
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False)
     fig.suptitle(f"{study.robot}: input torque by cause along a rest-to-rest trajectory "
                  f"({study.backend}, friction '{study.friction}')", fontsize=11)
+    return save_figure(fig, path)
+
+
+def save_figure(fig, path) -> Path:
+    """Write a friction figure (legend along its bottom edge, title on top) to ``path``,
+    creating the folder, and close it; returns the path."""
+    import matplotlib.pyplot as plt
+
     fig.tight_layout(rect=(0, 0.05, 1, 0.95))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
