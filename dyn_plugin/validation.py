@@ -396,16 +396,18 @@ class _Setup:
     first: States      # the robot's first chunk of states (trajectories start from its first)
 
 
-_SETUPS: dict = {}
+_SETUPS: dict = {}   # the last few robots' setups, most recent last (each holds pybullet clients)
+KEPT_SETUPS = 4       # a Dask worker gets the robots' tasks interleaved
 
 
 def _setup(suite: Suite, robot: str) -> _Setup:
     key = (robot, suite.seed, suite.dt, suite.samples, tuple(suite.backends), tuple(suite.references),
            tuple(suite.quantities))
-    if key not in _SETUPS:
-        _SETUPS.clear()  # one robot at a time: each holds pybullet clients
-        _SETUPS[key] = _build_setup(suite, robot)
-    return _SETUPS[key]
+    setup = _SETUPS.pop(key, None) or _build_setup(suite, robot)
+    _SETUPS[key] = setup
+    while len(_SETUPS) > KEPT_SETUPS:
+        _SETUPS.pop(next(iter(_SETUPS)))
+    return setup
 
 
 def _build_setup(suite: Suite, robot: str) -> _Setup:
