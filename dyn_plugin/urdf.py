@@ -99,7 +99,8 @@ def _parse_xml(text: Union[str, bytes], source: str):
 def _numbers(element, attribute: str, count: int, default, where: str, unbounded: float = 0.0) -> np.ndarray:
     """``count`` finite numbers from ``element``'s ``attribute`` (``default`` if absent).
 
-    ``unbounded`` (+1 or -1) also admits that one infinity, for a limit that is no limit."""
+    ``unbounded`` (+1 or -1) also admits that one infinity, written as a word (``inf``), for
+    a limit that is no limit; a number that overflows (``1e999``) is an error everywhere."""
     raw = element.get(attribute)
     if raw is None:
         if default is None:
@@ -112,7 +113,8 @@ def _numbers(element, attribute: str, count: int, default, where: str, unbounded
     plural = "a number" if count == 1 else f"{count} numbers"
     if values is None or values.shape != (count,):
         raise URDFError(f"{where}: <{element.tag} {attribute}={raw!r}> must be {plural}")
-    if not np.all(np.isfinite(values) | (values == unbounded * np.inf)):
+    spelled_infinite = np.array([v.lstrip("+-").lower() in ("inf", "infinity") for v in raw.split()])
+    if not np.all(np.isfinite(values) | ((values == unbounded * np.inf) & spelled_infinite)):
         allowed = {1.0: " or inf (no limit)", -1.0: " or -inf (no limit)"}.get(unbounded, "")
         raise URDFError(f"{where}: <{element.tag} {attribute}={raw!r}> must be finite{allowed} "
                         "(NaN, and numbers beyond ±1.8e308 such as 1e999, describe no robot)")
@@ -251,6 +253,9 @@ def _limit(joint, where: str) -> dict:
         return {}
     signs = {"lower": -1.0, "upper": 1.0, "velocity": 1.0, "effort": 1.0}
     limits = {key: _numbers(element, key, 1, (np.nan,), where, unbounded=sign)[0] for key, sign in signs.items()}
+    for key in ("velocity", "effort"):
+        if limits[key] < 0:
+            raise URDFError(f"{where}: <limit {key}={element.get(key)!r}> must be >= 0 (0 or absent: no limit)")
     return {key: None if np.isnan(value) and key in ("lower", "upper") else 0.0 if np.isnan(value) else float(value)
             for key, value in limits.items()}
 
@@ -259,7 +264,11 @@ def _dynamics(joint, where: str) -> dict:
     element = joint.find("dynamics")
     if element is None:
         return {}
-    return {key: float(_numbers(element, key, 1, (0.0,), where)[0]) for key in ("damping", "friction")}
+    values = {key: float(_numbers(element, key, 1, (0.0,), where)[0]) for key in ("damping", "friction")}
+    for key, value in values.items():
+        if value < 0:
+            raise URDFError(f"{where}: <dynamics {key}={element.get(key)!r}> must be >= 0 (it dissipates energy)")
+    return values
 
 
 def _find_root(links: dict, joints: list, source: str) -> str:
@@ -356,7 +365,8 @@ def _model_from_joints(name, joints, bodies, text, gravity, base):
     coms, inertias = zip(*(b.com_and_inertia() for b in bodies)) if n else ((), ())
     lower, upper, velocity, effort, damping, friction, continuous = (np.zeros(n) for _ in range(7))
     for i, (joint, _, _) in enumerate(joints):
-        unbounded = joint.kind == "continuous" or (joint.lower is None and joint.upper is None)
+        unbounded = joint.kind == "continuous" or (joint.lower is None and joint.upper is None) or (
+            joint.lower is not None and joint.upper is not None and joint.lower > joint.upper)  # Bullet: no limit
         continuous[i] = joint.kind == "continuous"
         lower[i] = -np.inf if unbounded or joint.lower is None else joint.lower
         upper[i] = np.inf if unbounded or joint.upper is None else joint.upper

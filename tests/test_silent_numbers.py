@@ -190,6 +190,10 @@ BASE = robot(link("a"), joint("j1", "base", "a", extra='<dynamics damping="0.1" 
     ('ixx="0.1"', 'ixx="-inf"', "<inertia ixx='-inf'>"),
     ('lower="-3"', 'lower="nan"', "<limit lower='nan'>"),
     ('effort="10"', 'effort="-1e999"', "<limit effort='-1e999'>"),
+    ('upper="3"', 'upper="1e999"', "<limit upper='1e999'>"),
+    ('velocity="5"', 'velocity="-1"', "<limit velocity='-1'> must be >= 0"),
+    ('effort="10"', 'effort="-5"', "<limit effort='-5'> must be >= 0"),
+    ('damping="0.1"', 'damping="-0.1"', "<dynamics damping='-0.1'> must be >= 0"),
     ('upper="3"', 'upper="-inf"', "<limit upper='-inf'>"),
     ('damping="0.1"', 'damping="inf"', "<dynamics damping='inf'>"),
     ('friction="0.2"', 'friction="NaN"', "<dynamics friction='NaN'>"),
@@ -206,7 +210,7 @@ def test_non_finite_and_malformed_numbers_are_refused_naming_the_element(old, ne
 
 def test_infinite_limits_mean_no_limit():
     xml = BASE.replace('lower="-3" upper="3" effort="10" velocity="5"',
-                       'lower="-inf" upper="1e999" effort="inf" velocity="inf"')
+                       'lower="-inf" upper="Infinity" effort="inf" velocity="+inf"')
     model = dp.load_urdf_string(xml)
     assert (model.lower[0], model.upper[0], model.effort_limits[0], model.velocity_limits[0]) == \
         (-np.inf, np.inf, np.inf, np.inf)
@@ -337,3 +341,34 @@ def test_a_joint_moving_nothing_is_named_by_forward_dynamics(name):
         with pytest.raises(dp.ModelError, match="singular.*joints moving no mass or inertia: 'j2'.*links without "
                                                 "mass or inertia: 'b'"):
             be.forward_dynamics(q, np.zeros_like(q), np.ones_like(q))
+
+
+def test_lower_above_upper_means_no_limit_as_in_bullet():
+    """pybullet_data's cube_no_rotation.urdf writes lower="1" upper="-1" for free joints."""
+    model = dp.load_urdf_string(BASE.replace('lower="-3" upper="3"', 'lower="1" upper="-1"'))
+    assert (model.lower[0], model.upper[0]) == (-np.inf, np.inf)
+
+
+def test_a_joint_about_an_axis_tilted_1e_9_from_its_centre_of_mass_line():
+    """The joint moves 1e-18 kg·m² (1 kg at 1 m, axis 1e-9 off that line): M is regular
+    with cond 3.7e11. The compiled kernels and the generated code formed the parallel-axis
+    term as |c|² − c_z², which cancelled to 0 (q̈ wrong by 12x, or M singular); every
+    backend now matches pinocchio's ABA within ε·cond(M)."""
+    xml = robot('<link name="b"><inertial><mass value="0"/><inertia ixx="4e-7" iyy="4e-7" izz="4e-7" ixy="0" '
+                'ixz="0" iyz="0"/></inertial></link>',
+                link("d", mass=1.0, inertia=(0.0833, 0.0833, 0.0), com="0 0 1", rpy="0 0 0"),
+                joint("b_joint1", "base", "b", axis="1 0 0", xyz="0 0 0"),
+                joint("d_joint3", "base", "d", axis="0 1e-9 1", xyz="0 0 0"))
+    model = dp.load_urdf_string(xml)
+    pm = pin.buildModelFromXML(xml)
+    pd = pm.createData()
+    rng = np.random.default_rng(0)
+    for name in ("newton_euler", "lagrange_euler", "symbolic_numba"):
+        be = dp.get_backend(name, model)
+        for _ in range(5):
+            q, tau = rng.uniform(-1, 1, 2), rng.normal(size=2)
+            M = be.mass_matrix(q)
+            assert abs(M[1, 1] - 1.0833e-18) <= 1e-30, name
+            reference = pin.aba(pm, pd, q, np.zeros(2), tau)
+            tolerance = max(1e-12, 1e-15 * np.linalg.cond(M))
+            assert rel_err(be.forward_dynamics(q, np.zeros(2), tau), reference) <= tolerance, name

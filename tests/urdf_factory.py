@@ -44,7 +44,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["random_tree_urdf", "write_urdf", "rpy_to_matrix", "random_inertia"]
+__all__ = ["random_tree_urdf", "write_urdf", "rpy_to_matrix", "random_inertia", "urdf_from_spec",
+           "inertia_from_principal"]
 
 _MOVING_TYPES = ("revolute", "continuous", "prismatic")
 
@@ -269,3 +270,66 @@ def write_urdf(tmp_path, xml: str, name: str = "robot.urdf") -> Path:
     path = Path(os.fspath(tmp_path)) / name
     path.write_text(xml)
     return path
+
+
+# -- explicit trees (used by the hypothesis strategies of test_properties.py) ---------------
+
+
+def inertia_from_principal(moments, rotation) -> np.ndarray:
+    """``R diag(moments) R^T``, made exactly symmetric (a (3, 3) array)."""
+    R = np.asarray(rotation, dtype=float)
+    inertia = R @ np.diag(np.asarray(moments, dtype=float)) @ R.T
+    return 0.5 * (inertia + inertia.T)
+
+
+def urdf_from_spec(spec: dict) -> str:
+    """XML text of a tree described explicitly, every number written exactly (repr).
+
+    ``spec`` holds
+
+    * ``name``: the robot's name;
+    * ``links``: a list of dicts ``{"name", "inertial"}`` where ``inertial`` is ``None``
+      (no ``<inertial>`` element) or ``{"xyz", "rpy", "mass", "inertia"}`` (inertia a
+      symmetric (3, 3) array-like about the centre of mass, in the inertial frame);
+    * ``joints``: a list of dicts ``{"name", "type", "parent", "child", "xyz", "rpy",
+      "axis", "limit"}`` with ``axis`` a 3-vector or ``None`` (no ``<axis>``) and ``limit``
+      ``None`` or a dict of some of ``lower``, ``upper``, ``effort``, ``velocity``;
+    * optionally ``link_order`` / ``joint_order``: permutations in which the elements are
+      written (default: as listed).
+    """
+    link_blocks = []
+    for link in spec["links"]:
+        inertial = link.get("inertial")
+        if inertial is None:
+            link_blocks.append(f'  <link name="{link["name"]}"/>\n')
+            continue
+        I = np.asarray(inertial["inertia"], dtype=float)
+        link_blocks.append(
+            f'  <link name="{link["name"]}">\n'
+            f'    <inertial>\n'
+            f'      <origin xyz="{_vec(inertial["xyz"])}" rpy="{_vec(inertial["rpy"])}"/>\n'
+            f'      <mass value="{_f(inertial["mass"])}"/>\n'
+            f'      <inertia ixx="{_f(I[0, 0])}" ixy="{_f(I[0, 1])}" ixz="{_f(I[0, 2])}"'
+            f' iyy="{_f(I[1, 1])}" iyz="{_f(I[1, 2])}" izz="{_f(I[2, 2])}"/>\n'
+            f'    </inertial>\n'
+            f'  </link>\n'
+        )
+    joint_blocks = []
+    for joint in spec["joints"]:
+        lines = [
+            f'  <joint name="{joint["name"]}" type="{joint["type"]}">',
+            f'    <parent link="{joint["parent"]}"/>',
+            f'    <child link="{joint["child"]}"/>',
+            f'    <origin xyz="{_vec(joint["xyz"])}" rpy="{_vec(joint["rpy"])}"/>',
+        ]
+        if joint.get("axis") is not None:
+            lines.append(f'    <axis xyz="{_vec(joint["axis"])}"/>')
+        if joint.get("limit") is not None:
+            attrs = " ".join(f'{key}="{_f(value)}"' for key, value in joint["limit"].items())
+            lines.append(f'    <limit {attrs}/>')
+        lines.append('  </joint>\n')
+        joint_blocks.append("\n".join(lines))
+    link_order = spec.get("link_order") or range(len(link_blocks))
+    joint_order = spec.get("joint_order") or range(len(joint_blocks))
+    body = "".join(link_blocks[i] for i in link_order) + "".join(joint_blocks[i] for i in joint_order)
+    return f'<?xml version="1.0"?>\n<robot name="{spec.get("name", "spec_tree")}">\n{body}</robot>\n'

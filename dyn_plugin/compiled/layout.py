@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kinematics import REVOLUTE, rotation_from_z
+from ..kinematics import REVOLUTE, parallel_axis, rotation_from_z
 
 # The column constants live in .kernels: numba freezes them into the machine code it
 # caches, and it only invalidates that cache when the kernels' own file changes.
@@ -51,8 +51,7 @@ def pack_model(model, gravity=None, armature=None, friction=None) -> np.ndarray:
     I_c = np.swapaxes(F, 1, 2) @ model.inertias @ F                          # Fᵀ I F
     P[:n, MASS] = m
     P[:n, MOMENT:MOMENT + 3] = m[:, None] * c
-    shift = m[:, None, None] * (np.einsum("ni,ni->n", c, c)[:, None, None] * np.eye(3) - np.einsum("ni,nj->nij", c, c))
-    P[:n, INERTIA:INERTIA + 9] = (I_c + shift).reshape(n, 9)
+    P[:n, INERTIA:INERTIA + 9] = (I_c + parallel_axis(m, c)).reshape(n, 9)
     if armature is not None:
         P[:n, ARMATURE] = armature
     P[n, BASE_ACC:BASE_ACC + 3] = -np.asarray(model.gravity if gravity is None else gravity, dtype=float)

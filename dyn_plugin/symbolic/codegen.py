@@ -86,9 +86,9 @@ from typing import Optional
 
 import numpy as np
 
-from ..kinematics import REVOLUTE
+from ..kinematics import REVOLUTE, parallel_axis, skew
 
-GENERATOR_VERSION = "7"
+GENERATOR_VERSION = "9"
 LANGS = ("python", "numba", "c")
 
 ROTATION_SNAP = 1e-14      # |x| or |x ∓ 1| below this in a rest rotation or a unit axis → 0 or ±1
@@ -395,7 +395,7 @@ def _raw_links(model):
             parent=parent, revolute=model.joint_types[i] == REVOLUTE,
             R=_snap_rotation(Qp.T @ model.joint_rotations[i] @ Q[i]),
             P=_snap_small(Qp.T @ model.joint_positions[i], length_scale),
-            mass=m, ms=m * c, J=Ic + m * ((c @ c) * np.eye(3) - np.outer(c, c))))
+            mass=m, ms=m * c, J=Ic + parallel_axis(m, c)))
     gravity = np.asarray(model.gravity, dtype=float)
     return links, _snap_small(-gravity, float(np.abs(gravity).max(initial=0.0)))
 
@@ -410,7 +410,9 @@ def _variant(raw, choices):
     _regroup(links, [choice.moves for choice in choices])
     for link, choice in zip(links, choices):
         link.ms = _snap_small(link.ms, float(np.abs(link.ms).max(initial=0.0)))
+        about_axis = link.J[2, 2]  # a sum of non-negative terms, never round-off: it alone can keep M regular
         link.J = _snap_small(0.5 * (link.J + link.J.T), float(np.abs(link.J).max(initial=0.0)))
+        link.J[2, 2] = about_axis
         link.gyro, link.lam = choice.gyro, choice.lam
     return links
 
@@ -434,10 +436,12 @@ def _shift_origin(links, i: int, shift: float) -> None:
 def _move_to_parent(parent: Link, R, P, mass, ms, J) -> None:
     """Add a body fixed to ``parent`` (mass, first moment ``ms`` and inertia ``J`` about
     its own origin, placed at ``(R, P)``) to the parent's origin-based parameters:
-    ``J' = R J Rᵀ + m(|P|²1 − PPᵀ) + 2(P·s)1 − P sᵀ − s Pᵀ`` with ``s = R ms``."""
+    ``J' = R J Rᵀ + m(|P|²1 − PPᵀ) + 2(P·s)1 − P sᵀ − s Pᵀ`` with ``s = R ms``, the shift
+    terms formed as [P]×[P]×ᵀ and [P]×[s]×ᵀ + [s]×[P]×ᵀ (no cancelling diagonal, see
+    :func:`~dyn_plugin.kinematics.parallel_axis`)."""
     s = R @ ms
-    parent.J = (parent.J + R @ J @ R.T + mass * ((P @ P) * np.eye(3) - np.outer(P, P))
-                + 2.0 * (P @ s) * np.eye(3) - np.outer(P, s) - np.outer(s, P))
+    cross_terms = skew(P) @ skew(s).T
+    parent.J = parent.J + R @ J @ R.T + parallel_axis(mass, P) + cross_terms + cross_terms.T
     parent.ms = parent.ms + mass * P + s
     parent.mass += mass
 
