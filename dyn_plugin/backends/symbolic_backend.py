@@ -256,7 +256,8 @@ class SymbolicBackend(SingleStateFastPath, Backend):
         self._module, self.cache_path, self.cache_hit = load_generated(self.model, lang)
         module = self._module
         self._single = (SingleStateKernels(module.inverse_dynamics_state, module.bias_forces_state,
-                                           module.forward_dynamics_state, module.mass_matrix_state)
+                                           module.forward_dynamics_state, module.mass_matrix_state,
+                                           checks_result=True)
                         if lang == "numba" else NO_SINGLE_STATE_PATH)
 
     @property

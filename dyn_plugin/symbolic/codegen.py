@@ -88,7 +88,7 @@ import numpy as np
 
 from ..kinematics import REVOLUTE, parallel_axis, skew
 
-GENERATOR_VERSION = "9"
+GENERATOR_VERSION = "10"
 LANGS = ("python", "numba", "c")
 
 ROTATION_SNAP = 1e-14      # |x| or |x ∓ 1| below this in a rest rotation or a unit axis → 0 or ±1
@@ -881,8 +881,9 @@ _NUMBA_TYPES = {1: "float64[::1]", 2: "float64[:, ::1]"}
 
 def _emit_numba_state(printer, function, args, results, outputs, n) -> str:
     """One state, typed: ``function(*args, *results) -> status`` (0; 1 wrong length; 2 a
-    non-finite input), so a caller can fall back to its validating path.  ``results`` are
-    (name, ndim) pairs: (n,) vectors or (n, n) matrices."""
+    non-finite input; 4 a result that is not finite, float64 overflow, as the compiled
+    kernels' NOT_FINITE_RESULT), so a caller can fall back to its validating path.
+    ``results`` are (name, ndim) pairs: (n,) vectors or (n, n) matrices."""
     names = [name for name, _ in results]
     types = ", ".join([_NUMBA_TYPES[1]] * len(args) + [_NUMBA_TYPES[ndim] for _, ndim in results])
     lengths = " or ".join(f"{a}.shape[0] != {n}" for a in args + names)
@@ -895,8 +896,19 @@ def _emit_numba_state(printer, function, args, results, outputs, n) -> str:
     lines += [f"    {name} = {array}[{col}]" for name, array, col in printer.inputs()]
     lines += [f"    {name} = {text}" for name, text in printer.assignments()]
     lines += [f"    {array}[{', '.join(map(str, index))}] = {printer.output(node)}" for array, index, node in outputs]
-    lines.append("    return 0")
+    lines += _finite_result(results, n) + ["    return 0"]
     return "\n".join(lines) + "\n"
+
+
+def _finite_result(results, n) -> list:
+    """Lines returning status 4 when a result has a non-finite entry (their sum is then
+    NaN or inf; a finite result whose sum overflows is told apart by the caller)."""
+    lines = ["    total = 0.0"]
+    for name, ndim in results:
+        entries = f"{name}[i, j]" if ndim == 2 else f"{name}[i]"
+        lines += [f"    for i in range({n}):"] + ([f"        for j in range({n}):", f"            total += {entries}"]
+                                                  if ndim == 2 else [f"        total += {entries}"])
+    return lines + ["    if not math.isfinite(total):", "        return 4"]
 
 
 def _emit_numba_entry(function, args, result, shape) -> list:
@@ -911,9 +923,10 @@ def _emit_numba_entry(function, args, result, shape) -> list:
         f"    status = np.zeros({args[0]}.shape[0], np.int64)",
         f"    loop = _{function}_parallel if {args[0]}.shape[0] >= PARALLEL_FROM else _{function}_serial",
         f"    loop({', '.join(args)}, {result}, status)",
-        "    if status.any():",
-        '        raise InputError(f"{function}: state {int(np.flatnonzero(status)[0])} was refused (status "'
-        '\n                         f"{int(status[status != 0][0])})")'.replace("{function}", function),
+        "    refused = np.flatnonzero((status == 1) | (status == 2))  # 4, a non-finite result, is returned as is",
+        "    if refused.size:",
+        '        raise InputError(f"{function}: state {int(refused[0])} was refused (status "'
+        '\n                         f"{int(status[refused[0]])})")'.replace("{function}", function),
         f"    return {result}[0] if single else {result}"]
 
 
@@ -951,6 +964,7 @@ def _numba_forward_dynamics(n) -> str:
         "            return 2",
         "        rhs[i] = tau[i] - rhs[i]",
         "    spd_solve(M, rhs, qdd)",
+        *_finite_result([("qdd", 1)], n),
         "    return 0",
         "",
         f'@njit("int64(float64[::1], float64[::1], float64[::1], float64[::1])", {NUMBA_OPTIONS})',
