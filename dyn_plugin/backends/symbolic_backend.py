@@ -270,20 +270,32 @@ class SymbolicBackend(SingleStateFastPath, Backend):
         """C-contiguous, writable float64 (numba's typed kernels refuse read-only arrays)."""
         return [np.require(a, np.float64, ("C", "W")) for a in arrays]
 
+    def _loop(self, function: str, shape: tuple, *arrays):
+        """A generated batch function of numba code without its entry point's checks: the
+        inputs were validated once (Backend._run); a state whose result is not finite
+        (status 4) keeps its non-finite entries, which Backend._run refuses."""
+        if self.lang != "numba":
+            return getattr(self._module, function)(*arrays)
+        arrays = self._prepare(*arrays)
+        out, status = np.empty(shape), np.zeros(len(arrays[0]), np.int64)
+        kind = "parallel" if len(arrays[0]) >= self._module.PARALLEL_FROM else "serial"
+        getattr(self._module, f"_{function}_{kind}")(*arrays, out, status)
+        return out
+
     def _batch_inverse_dynamics(self, q, qd, qdd):
-        return self._module.inverse_dynamics(*self._prepare(q, qd, qdd))
+        return self._loop("inverse_dynamics", q.shape, q, qd, qdd)
 
     def _batch_mass_matrix(self, q):
-        return self._module.mass_matrix(*self._prepare(q))
+        return self._loop("mass_matrix", q.shape + q.shape[-1:], q)
 
     def _batch_bias_forces(self, q, qd):
         if self.lang == "numba":
-            return self._module.bias_forces(*self._prepare(q, qd))
+            return self._loop("bias_forces", q.shape, q, qd)
         return super()._batch_bias_forces(q, qd)
 
     def _batch_forward_dynamics(self, q, qd, tau):
         if self.lang == "numba":
-            return self._module.forward_dynamics(*self._prepare(q, qd, tau))
+            return self._loop("forward_dynamics", q.shape, q, qd, tau)
         return super()._batch_forward_dynamics(q, qd, tau)
 
 
