@@ -88,7 +88,7 @@ import numpy as np
 
 from ..kinematics import REVOLUTE, parallel_axis, skew
 
-GENERATOR_VERSION = "11"
+GENERATOR_VERSION = "12"
 LANGS = ("python", "numba", "c")
 
 ROTATION_SNAP = 1e-14      # |x| or |x ∓ 1| below this in a rest rotation or a unit axis → 0 or ±1
@@ -902,18 +902,18 @@ def _emit_numba_state(printer, function, args, results, outputs, n) -> str:
 
 def _finite_result(results, n) -> list:
     """Lines returning status 4 when a result has a non-finite entry (a sum with one is NaN
-    or inf; a finite result whose sum overflows is told apart by the caller).  One partial
-    sum per column: n short chains of additions instead of one long one (without
-    reassociation the compiler keeps the order written)."""
-    lines, partials = [], []
+    or inf; a finite result whose sum overflows is told apart by the caller).  A matrix is
+    summed row by row into independent partial sums, short chains of additions instead of
+    one long one.  Written as loops of ``+=``: not operations of the dynamics, so the
+    operation counts leave them out."""
+    lines = ["    total = 0.0"]
     for name, ndim in results:
         if ndim == 2:
-            partials += [f"{name}_{j}" for j in range(n)]
-            lines += [f"    {name}_{j} = {' + '.join(f'{name}[{i}, {j}]' for i in range(n))}" for j in range(n)]
+            lines += [f"    for i in range({n}):", "        row = 0.0", f"        for j in range({n}):",
+                      f"            row += {name}[i, j]", "        total += row"]
         else:
-            partials.append(f"{name}_sum")
-            lines.append(f"    {name}_sum = {' + '.join(f'{name}[{i}]' for i in range(n))}")
-    return lines + [f"    if not math.isfinite({' + '.join(partials)}):", "        return 4"]
+            lines += [f"    for i in range({n}):", f"        total += {name}[i]"]
+    return lines + ["    if not math.isfinite(total):", "        return 4"]
 
 
 def _emit_numba_entry(function, args, result, shape) -> list:
