@@ -258,3 +258,23 @@ def macsyma_forward(q, qd, tau, r):
                     + pfx10 * (pfx1 * ((b13 - b2) * pfx9 - b11 * r4) - b11 * r2 + (b14 - b10) * pfx9)
                     + pfx6 + b5 * (-pfx1 * pfx2 - b4) + (-b3 * b7 - b12) * b8 + b1 * (b2 - b13))
     return np.array([t1dd, t2dd])
+
+
+class PinocchioJointMap:
+    """Our joint-space vectors in pinocchio's layout, for a class with ``pm`` (pinocchio
+    model), ``n``, and per joint of ours ``iq``, ``nq`` (2 for a continuous joint, whose q
+    is (cos, sin) in pinocchio) and ``iv``."""
+
+    def pin_q(self, q):
+        out = np.zeros(self.pm.nq)
+        for i in range(self.n):
+            if self.nq[i] == 2:
+                out[self.iq[i]:self.iq[i] + 2] = np.cos(q[i]), np.sin(q[i])
+            else:
+                out[self.iq[i]] = q[i]
+        return out
+
+    def pin_v(self, v):
+        out = np.zeros(self.pm.nv)
+        out[self.iv] = v
+        return out

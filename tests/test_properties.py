@@ -59,6 +59,7 @@ pin = pytest.importorskip("pinocchio")
 import dyn_plugin as dp  # noqa: E402
 from dyn_plugin.backends import registry  # noqa: E402
 from dyn_plugin.errors import DynPluginError, URDFError  # noqa: E402
+from oracles import PinocchioJointMap  # noqa: E402
 from urdf_factory import inertia_from_principal, urdf_from_spec  # noqa: E402
 
 TOL = 1e-12            # τ, M, bias, gravity: see state_relative_error
@@ -238,7 +239,7 @@ def trees(draw, max_moving=8, max_fixed=3):
 # =========================================================================================
 
 
-class Reference:
+class Reference(PinocchioJointMap):
     """pinocchio's model of the URDF, our joint order mapped onto it, random states and
     pinocchio's τ, M, gravity, bias and q̈ at them."""
 
@@ -280,20 +281,6 @@ class Reference:
             out["cond"].append(cond)
             out["qdd"].append(pin.aba(pm, pd, qp, vp, tp)[self.iv].copy() if cond < FD_MAX_COND else np.full(n, np.nan))
         self.ref = {k: np.array(v) for k, v in out.items()}
-
-    def pin_q(self, q):
-        out = np.zeros(self.pm.nq)
-        for i in range(self.n):
-            if self.nq[i] == 2:        # continuous joint: (cos, sin)
-                out[self.iq[i]:self.iq[i] + 2] = np.cos(q[i]), np.sin(q[i])
-            else:
-                out[self.iq[i]] = q[i]
-        return out
-
-    def pin_v(self, v):
-        out = np.zeros(self.pm.nv)
-        out[self.iv] = v
-        return out
 
     def rnea(self, k, qdd):
         pd = self.pm.createData()

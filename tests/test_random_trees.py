@@ -19,6 +19,7 @@ import pytest
 pin = pytest.importorskip("pinocchio")
 
 import dyn_plugin as dp  # noqa: E402
+from oracles import PinocchioJointMap  # noqa: E402
 from urdf_factory import random_tree_urdf  # noqa: E402
 
 TOL = 1e-9
@@ -40,7 +41,7 @@ CASES = [
 IDS = [f"seed{s}-n{n}-{'tree' if o.get('branched', True) else 'chain'}" for s, n, o in CASES]
 
 
-class Tree:
+class Tree(PinocchioJointMap):
     """One random tree: its URDF, pinocchio model, our model, states and references."""
 
     def __init__(self, seed, n, opts):
@@ -68,20 +69,6 @@ class Tree:
         self.qdd = rng.normal(0.0, 2.0, (N_STATES, n))
         self.tau = rng.normal(0.0, 5.0, (N_STATES, n))
         self.ref = self.references(self.pm)
-
-    def pin_q(self, q):
-        out = np.zeros(self.pm.nq)
-        for i in range(self.n):
-            if self.nq[i] == 2:  # continuous joint: (cos, sin)
-                out[self.iq[i]:self.iq[i] + 2] = np.cos(q[i]), np.sin(q[i])
-            else:
-                out[self.iq[i]] = q[i]
-        return out
-
-    def pin_v(self, v):
-        out = np.zeros(self.pm.nv)
-        out[self.iv] = v
-        return out
 
     def references(self, pm):
         pd = pm.createData()
