@@ -38,14 +38,8 @@ def random_states(model: RobotModel, count: int, seed=0, speed: float = 2.0,
     """``count`` states with q uniform within the joint limits, q̇ uniform in ±speed,
     q̈ uniform in ±acceleration and τ uniform in ±torque (SI units)."""
     rng = np.random.default_rng(seed)
-    lower, upper = position_bounds(model)
-    shape = (count, model.n)
-    return States(
-        q=rng.uniform(lower, upper, shape),
-        qd=rng.uniform(-speed, speed, shape),
-        qdd=rng.uniform(-acceleration, acceleration, shape),
-        tau=rng.uniform(-torque, torque, shape),
-    )
+    q, qd, qdd = uniform_states(model, count, rng, speed, acceleration)
+    return States(q=q, qd=qd, qdd=qdd, tau=rng.uniform(-torque, torque, (count, model.n)))
 
 
 def uniform_states(model: RobotModel, count: int, rng: np.random.Generator, speed: float = 2.0,
@@ -89,16 +83,24 @@ def trajectory_states(model: RobotModel, count: int, rng: np.random.Generator, s
         travel = end - start
         size = float(np.abs(travel).max())
         duration = max(1.875 * size / speed, np.sqrt(10.0 / np.sqrt(3.0) * size / acceleration), 1e-3)
-        s = np.linspace(0.0, 1.0, len(part))
-        shape = 10 * s**3 - 15 * s**4 + 6 * s**5
-        rate = (30 * s**2 - 60 * s**3 + 30 * s**4) / duration
-        curvature = (60 * s - 180 * s**2 + 120 * s**3) / duration**2
-        q.append(start + np.outer(shape, travel))
-        qd.append(np.outer(rate, travel))
-        qdd.append(np.outer(curvature, travel))
-        t.append(s * duration)
+        times = np.linspace(0.0, duration, len(part))
+        q_k, qd_k, qdd_k = quintic(times, duration, start, travel)
+        q.append(q_k)
+        qd.append(qd_k)
+        qdd.append(qdd_k)
+        t.append(times)
         index.append(np.full(len(part), k))
     if not pieces:
         empty = np.empty((0, model.n))
         return empty, empty.copy(), empty.copy(), np.empty(0), np.empty(0, dtype=int)
     return np.concatenate(q), np.concatenate(qd), np.concatenate(qdd), np.concatenate(t), np.concatenate(index)
+
+
+def quintic(t: np.ndarray, duration: float, start: np.ndarray, travel: np.ndarray) -> tuple:
+    """Rest-to-rest quintic q(t) = start + travel (10s³ − 15s⁴ + 6s⁵), s = t/duration, and
+    its q̇ and q̈: each (T, n) for t (T,) s and start, travel (n,)."""
+    s = np.asarray(t, dtype=float) / duration
+    shape = 10 * s**3 - 15 * s**4 + 6 * s**5
+    rate = (30 * s**2 - 60 * s**3 + 30 * s**4) / duration
+    curvature = (60 * s - 180 * s**2 + 120 * s**3) / duration**2
+    return start + np.outer(shape, travel), np.outer(rate, travel), np.outer(curvature, travel)

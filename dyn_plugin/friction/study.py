@@ -17,6 +17,7 @@ from typing import Optional
 import numpy as np
 
 from ..errors import InputError
+from ..sampling import quintic
 
 COLUMNS = (  # (label, how to get it from a TorqueBreakdown): Table 3.5's columns, plus ours
     ("rigid body", lambda b: b.rigid_body),
@@ -45,11 +46,7 @@ def reference_trajectory(model, duration: float = 2.0, samples: int = 201, ampli
     sign = np.where(np.arange(model.n) % 2 == 0, 1.0, -1.0)
     start, travel = middle - 0.5 * amplitude * span * sign, amplitude * span * sign
     t = np.linspace(0.0, duration, samples)
-    s = t / duration
-    shape = 10 * s**3 - 15 * s**4 + 6 * s**5
-    rate = (30 * s**2 - 60 * s**3 + 30 * s**4) / duration
-    curvature = (60 * s - 180 * s**2 + 120 * s**3) / duration**2
-    return t, start + np.outer(shape, travel), np.outer(rate, travel), np.outer(curvature, travel)
+    return (t, *quintic(t, duration, start, travel))
 
 
 @dataclasses.dataclass(frozen=True)
