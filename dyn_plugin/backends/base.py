@@ -143,11 +143,36 @@ def _overflow(what: str, result, model, single: bool, inputs: dict) -> Numerical
     return NumericalError(message)
 
 
+KINDS = ("ours", "generated", "reference")
+"""What a backend is: ``ours`` (implemented here, validated against the references),
+``generated`` (code generated per robot, validated likewise), ``reference`` (pinocchio,
+pybullet: what the others are validated against)."""
+
+CAPABILITIES = ("friction", "stepping", "joint_wrenches", "christoffel")
+"""What a backend can do beyond the :class:`Backend` interface:
+
+friction        its τ and q̈ include joint friction (``.friction``, ``inverse_dynamics_breakdown``)
+stepping        ``velocity_step(q, qd, tau, dt)``: a time step with friction impulses
+joint_wrenches  ``joint_wrenches(q, qd, qdd)``: joint reaction forces and moments
+christoffel     ``christoffel(q)`` and ``configuration_space(q)`` (h_ikm; ROBMAT's M, B, C, G)
+"""
+
+
 class Backend:
-    """Dynamics of one robot model.  Subclasses set ``name`` and ``description``."""
+    """Dynamics of one robot model.  Subclasses set ``name`` and ``description``, and
+    declare what they are (``kind``, one of :data:`KINDS`) and what they can do
+    (``capabilities``, a frozenset of :data:`CAPABILITIES`); the registry derives every
+    list of backends from these declarations."""
 
     name = "abstract"
     description = ""
+    kind = "ours"
+    capabilities: frozenset = frozenset()
+
+    @classmethod
+    def can(cls, *capabilities: str) -> bool:
+        """True when the backend declares every one of ``capabilities``."""
+        return set(capabilities) <= cls.capabilities
 
     def __init__(self, model: RobotModel, gravity: Optional[np.ndarray] = None):
         self.model = model if gravity is None else model.with_gravity(gravity)

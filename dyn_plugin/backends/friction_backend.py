@@ -370,10 +370,12 @@ class FrictionBackend(SingleStateFastPath, Backend):
 class NewtonEulerFrictionBackend(FrictionBackend):
     name = "newton_euler_friction"
     description = "newton_euler + joint friction (viscous, Coulomb, Schilling, Dhanaraj bearing/transmission) and armature"
+    capabilities = frozenset({'stepping', 'joint_wrenches', 'friction'})
     rigid_class = NewtonEulerBackend
 
 
 class LagrangeEulerFrictionBackend(FrictionBackend):
     name = "lagrange_euler_friction"
     description = "lagrange_euler + the same friction and armature (joint wrenches for bearings from Newton-Euler)"
+    capabilities = frozenset({'stepping', 'joint_wrenches', 'friction'})
     rigid_class = LagrangeEulerBackend

@@ -88,6 +88,7 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
 
     name = "newton_euler"
     description = "recursive Newton-Euler in link frames (Luh-Walker-Paul; Fu Table 3.3) + articulated-body forward dynamics, trees; numba-compiled"
+    capabilities = frozenset({'joint_wrenches'})
 
     def __init__(self, model, gravity=None, compiled: bool = True):
         super().__init__(model, gravity)
@@ -151,6 +152,7 @@ class LagrangeEulerBackend(Backend):
 
     name = "lagrange_euler"
     description = "Lagrange-Euler with 4x4 matrices (Uicker; Fu §3.2), O(n^4), exposes h_ikm"
+    capabilities = frozenset({'christoffel'})
 
     def _batch_inverse_dynamics(self, q, qd, qdd):
         return le.inverse_dynamics(self.model, q, qd, qdd, self.gravity)

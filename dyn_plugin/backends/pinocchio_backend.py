@@ -19,6 +19,7 @@ class PinocchioBackend(Backend):
 
     name = "pinocchio"
     description = "reference: pinocchio rnea, crba, aba (loop over states)"
+    kind = "reference"
 
     def __init__(self, model, gravity=None, armature=None):
         """``armature`` (n,): reflected motor inertia on the diagonal of M (``model.armature``)."""

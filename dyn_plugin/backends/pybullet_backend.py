@@ -62,6 +62,7 @@ class PybulletBackend(Backend):
 
     name = "pybullet"
     description = "reference: pybullet calculateInverseDynamics / calculateMassMatrix (DIRECT client)"
+    kind = "reference"
 
     def __init__(self, model, gravity=None):
         super().__init__(model, gravity)

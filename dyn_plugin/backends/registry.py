@@ -13,6 +13,7 @@ from importlib import metadata
 from typing import Callable, Union
 
 from ..errors import BackendError
+from .base import CAPABILITIES, KINDS
 
 ENTRY_POINT_GROUP = "dyn_plugin.backends"
 
@@ -26,11 +27,6 @@ _BUILTIN = {
     "pinocchio": "dyn_plugin.backends.pinocchio_backend:PinocchioBackend",
     "pybullet": "dyn_plugin.backends.pybullet_backend:PybulletBackend",
 }
-OURS = ("newton_euler", "lagrange_euler")
-WITH_FRICTION = ("newton_euler_friction", "lagrange_euler_friction")
-GENERATED = ("symbolic", "symbolic_numba")
-REFERENCES = ("pinocchio", "pybullet")
-
 _factories: dict = dict(_BUILTIN)
 _entry_points_loaded = False
 
@@ -89,6 +85,63 @@ def get_backend(name: str, model, **options):
     if name not in _factories:
         raise BackendError(f"unknown backend {name!r}; available: {', '.join(list_backends())}")
     return _resolve(name)(model, **options)
+
+
+def backend_class(name: str):
+    """The class (or factory) registered as ``name``; importing it imports no reference
+    engine (pinocchio and pybullet are imported when a backend is built)."""
+    _load_entry_points()
+    if name not in _factories:
+        raise BackendError(f"unknown backend {name!r}; available: {', '.join(list_backends())}")
+    return _resolve(name)
+
+
+def declared(name: str) -> tuple:
+    """``(kind, capabilities)`` that backend ``name`` declares; a factory that is not a
+    :class:`~dyn_plugin.backends.base.Backend` class counts as ``("ours", frozenset())``."""
+    factory = backend_class(name)
+    return getattr(factory, "kind", "ours"), frozenset(getattr(factory, "capabilities", ()))
+
+
+def backends(kind: Union[str, tuple, None] = None, *, can: tuple = (), cannot: tuple = ()) -> list:
+    """Names of the registered backends of ``kind`` (one of ``KINDS``, a tuple of them, or
+    None for all) that declare every capability in ``can`` and none in ``cannot``, in
+    registration order.  ``backends("reference")``; ``backends("ours", can=("friction",))``."""
+    kinds = (kind,) if isinstance(kind, str) else kind
+    for k in kinds or ():
+        if k not in KINDS:
+            raise BackendError(f"unknown backend kind {k!r}; one of {', '.join(KINDS)}")
+    for c in (*can, *cannot):
+        if c not in CAPABILITIES:
+            raise BackendError(f"unknown capability {c!r}; one of {', '.join(CAPABILITIES)}")
+    chosen = []
+    for name in list_backends():
+        try:
+            k, capabilities = declared(name)
+        except BackendError:          # a third-party entry point that fails to load is left out
+            continue
+        if (kinds is None or k in kinds) and set(can) <= capabilities and not set(cannot) & capabilities:
+            chosen.append(name)
+    return chosen
+
+
+_DEPRECATED_LISTS = {   # name -> (kind, can, cannot): the old hand-kept tuples, now derived
+    "OURS": ("ours", (), ("friction",)),
+    "WITH_FRICTION": (None, ("friction",), ()),
+    "GENERATED": ("generated", (), ()),
+    "REFERENCES": ("reference", (), ()),
+}
+
+
+def __getattr__(name):
+    if name in _DEPRECATED_LISTS:
+        import warnings
+
+        kind, can, cannot = _DEPRECATED_LISTS[name]
+        warnings.warn(f"dyn_plugin.backends.registry.{name} is deprecated: use registry.backends({kind!r}, "
+                      f"can={can}, cannot={cannot})", DeprecationWarning, stacklevel=2)
+        return tuple(backends(kind, can=can, cannot=cannot))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def backend_description(name: str) -> str:

@@ -247,6 +247,7 @@ class SymbolicBackend(SingleStateFastPath, Backend):
 
     name = "symbolic"
     description = "customised Newton-Euler code generated per robot (folded constants, shared subexpressions), cached on disk"
+    kind = "generated"
 
     def __init__(self, model, gravity=None, lang: str = "python"):
         super().__init__(model, gravity)
