@@ -336,7 +336,7 @@ def _finish(group, plan: _Plan) -> None:
 
 def _chunk_data(c: int, spec: BackendSpec, plan: _Plan) -> dict:
     """{array name: values} of chunk ``c``, from its own generator."""
-    from .backends.base import check_finite
+    from .arrays import check_finite
 
     start, stop = plan.bounds(c)
     rng = np.random.default_rng(np.random.SeedSequence([plan.seed, plan.robot_id, c]))

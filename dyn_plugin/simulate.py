@@ -31,7 +31,7 @@ from typing import Callable, Union
 
 import numpy as np
 
-from .backends.base import as_batch
+from .arrays import as_batch
 from .errors import DynPluginError, InputError, SimulationError
 from .kinematics import forward_kinematics
 

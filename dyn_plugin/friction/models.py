@@ -26,7 +26,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..backends.base import as_batch
+from ..arrays import as_batch
 from ..errors import ModelError
 
 
