@@ -36,13 +36,12 @@ from typing import Optional
 import numpy as np
 
 from .backends import get_backend
-from .backends.registry import WITH_FRICTION
+from .backends.registry import backend_class
 from .backends.pybullet_backend import c_level_output_silenced, configure_reference_body, import_pybullet
 from .errors import DynPluginError, InputError, SimulationError, URDFError
 from .friction.parameters import load_friction
-from .kinematics import matrix_to_rpy
 from .robots import BUNDLED, load_robot
-from .urdf import load_urdf_string
+from .urdf import JointElement, LinkElement, load_urdf_string, urdf_document
 
 DEFAULT_BACKEND = "newton_euler"
 _REVOLUTE, _PRISMATIC, _FIXED = 0, 1, 4
@@ -147,10 +146,11 @@ def body_urdf(body: int, physicsClientId: int = 0) -> str:
     p = import_pybullet()
     client = physicsClientId
     base_name, robot_name = (s.decode() for s in p.getBodyInfo(body, physicsClientId=client))
-    inertial = [_inertial_frame(p, body, j, client) for j in range(-1, p.getNumJoints(body, physicsClientId=client))]
-    links = [_link_xml(base_name, p.getDynamicsInfo(body, -1, physicsClientId=client), inertial[0])]
+    count = p.getNumJoints(body, physicsClientId=client)
+    inertial = [_inertial_frame(p, body, j, client) for j in range(-1, count)]
+    links = [_link_element(base_name, p.getDynamicsInfo(body, -1, physicsClientId=client), inertial[0])]
     joints = []
-    for j in range(p.getNumJoints(body, physicsClientId=client)):
+    for j in range(count):
         info = p.getJointInfo(body, j, physicsClientId=client)
         kind, parent = info[2], info[16]
         if kind not in (_REVOLUTE, _PRISMATIC, _FIXED):
@@ -162,9 +162,9 @@ def body_urdf(body: int, physicsClientId: int = 0) -> str:
         R_i = inertial[j + 1][:3, :3]
         joint_in_parent_com = _pose(info[14], info[15], p)
         joint_in_parent_com[:3, :3] = joint_in_parent_com[:3, :3].T @ R_i.T
-        links.append(_link_xml(info[12].decode(), p.getDynamicsInfo(body, j, physicsClientId=client), inertial[j + 1]))
-        joints.append(_joint_xml(info, parent_name, inertial[parent + 1] @ joint_in_parent_com, R_i @ info[13]))
-    return f'<robot name="{robot_name}">\n' + "\n".join(links + joints) + "\n</robot>\n"
+        links.append(_link_element(info[12].decode(), p.getDynamicsInfo(body, j, physicsClientId=client), inertial[j + 1]))
+        joints.append(_joint_element(info, parent_name, inertial[parent + 1] @ joint_in_parent_com, R_i @ info[13]))
+    return urdf_document(robot_name, links + joints)
 
 
 def _pose(position, quaternion, p) -> np.ndarray:
@@ -179,37 +179,23 @@ def _inertial_frame(p, body, link, client) -> np.ndarray:
     return _pose(info[3], info[4], p)
 
 
-def _origin(T: np.ndarray) -> str:
-    xyz = " ".join(repr(float(v)) for v in T[:3, 3])
-    rpy = " ".join(repr(float(v)) for v in matrix_to_rpy(T[:3, :3]))
-    return f'<origin xyz="{xyz}" rpy="{rpy}"/>'
+def _link_element(name: str, dynamics, inertial_frame: np.ndarray) -> LinkElement:
+    """pybullet keeps a diagonal inertia in a rotated inertial frame."""
+    return LinkElement(name, dynamics[0], inertial_frame, np.diag(dynamics[2]))
 
 
-def _link_xml(name: str, dynamics, inertial_frame: np.ndarray) -> str:
-    mass, (ixx, iyy, izz) = dynamics[0], dynamics[2]
-    return (f'  <link name="{name}">\n    <inertial>\n      {_origin(inertial_frame)}\n'
-            f'      <mass value="{mass!r}"/>\n'
-            f'      <inertia ixx="{ixx!r}" ixy="0" ixz="0" iyy="{iyy!r}" iyz="0" izz="{izz!r}"/>\n'
-            f'    </inertial>\n  </link>')
-
-
-def _joint_xml(info, parent: str, frame: np.ndarray, axis: np.ndarray) -> str:
+def _joint_element(info, parent: str, frame: np.ndarray, axis: np.ndarray) -> JointElement:
     name, kind, child = info[1].decode(), info[2], info[12].decode()
     lower, upper = info[8], info[9]
     if kind == _FIXED:
-        urdf_type = "fixed"
-    elif kind == _REVOLUTE and lower > upper:  # pybullet's mark of a joint without limits
+        return JointElement(name, "fixed", parent, child, frame)
+    if kind == _REVOLUTE and lower > upper:  # pybullet's mark of a joint without limits
         urdf_type = "continuous"
     else:
         urdf_type = "revolute" if kind == _REVOLUTE else "prismatic"
-    body = [f'    <parent link="{parent}"/>', f'    <child link="{child}"/>', f"    {_origin(frame)}"]
-    if kind != _FIXED:
-        body.append('    <axis xyz="{} {} {}"/>'.format(*(repr(float(a)) for a in axis)))
-        body.append(f'    <dynamics damping="{info[6]!r}" friction="{info[7]!r}"/>')
-    if urdf_type in ("revolute", "prismatic"):
-        low, high = (lower, upper) if lower <= upper else (-1e6, 1e6)
-        body.append(f'    <limit lower="{low!r}" upper="{high!r}" effort="{info[10]!r}" velocity="{info[11]!r}"/>')
-    return f'  <joint name="{name}" type="{urdf_type}">\n' + "\n".join(body) + "\n  </joint>"
+    limited = urdf_type != "continuous"       # pybullet's maxForce/maxVelocity of a continuous joint mean nothing
+    return JointElement(name, urdf_type, parent, child, frame, np.asarray(axis, dtype=float), lower, upper,
+                        info[10] if limited else None, info[11] if limited else None, info[6], info[7])
 
 
 def _gravity_in_base(p, bd: BodyDynamics) -> np.ndarray:
@@ -308,7 +294,7 @@ def _time_step(p, client) -> float:
 def _friction_options(model, backend: str, friction, profile) -> dict:
     """Friction options for a friction backend on a body: as given, or, for a body that is
     one of our bundled robots (same joints and inertial data), its bundled data file."""
-    if backend not in WITH_FRICTION:
+    if not backend_class(backend).can("friction"):
         return {}
     if friction is None and model.name in BUNDLED:
         bundled = load_robot(model.name)

@@ -12,6 +12,9 @@ all take it; compiled code receives ``int(terms)`` and tests the bits.
 from __future__ import annotations
 
 import enum
+import warnings
+
+import numpy as np
 
 from .errors import InputError
 
@@ -33,3 +36,29 @@ def as_terms(terms) -> Terms:
     if isinstance(terms, int) and not isinstance(terms, bool) and 0 <= terms <= int(Terms.ALL):
         return Terms(terms)
     raise InputError(f"terms must be a dyn_plugin.Terms (e.g. Terms.ALL, Terms.GRAVITY), got {terms!r}")
+
+
+def resolve(model, terms):
+    """``(model, Terms)`` for an algorithm called with ``terms``.
+
+    Deprecated form: a gravity vector (3,) in place of ``terms`` (the algorithms took one
+    before gravity lived in the model only) is read as ``model.with_gravity(g)`` and
+    ``Terms.ALL``, with a DeprecationWarning.
+    """
+    if isinstance(terms, (int, Terms)) and not isinstance(terms, bool):
+        return model, as_terms(terms)
+    gravity = np.asarray(terms, dtype=float)
+    if gravity.shape != (3,):
+        as_terms(terms)                                   # raises the clear error
+    warnings.warn("passing gravity to an algorithm is deprecated: gravity lives in the model "
+                  "(model.with_gravity(g)); pass terms=Terms.… to select terms", DeprecationWarning, stacklevel=3)
+    return model.with_gravity(gravity), Terms.ALL
+
+
+def selected(model, terms: Terms, qd, qdd):
+    """``(q̇, q̈, g)`` with what ``terms`` leaves out set to zero: q̇ without VELOCITY, q̈
+    without INERTIA, the gravity vector (3,) without GRAVITY (else ``model.gravity``)."""
+    qd = qd if terms & Terms.VELOCITY else np.zeros_like(qd)
+    qdd = qdd if terms & Terms.INERTIA else np.zeros_like(qdd)
+    gravity = model.gravity if terms & Terms.GRAVITY else np.zeros(3)
+    return qd, qdd, gravity

@@ -399,60 +399,114 @@ def _fmt(values) -> str:
     return " ".join(repr(float(v) + 0.0) for v in np.atleast_1d(values))  # + 0.0 turns -0.0 into 0.0
 
 
-def to_urdf(model: RobotModel, comments: Optional[dict] = None) -> str:
-    """Write a model as URDF text (inertias full, numbers exact to the last bit).
+@dataclasses.dataclass
+class LinkElement:
+    """What :func:`urdf_document` writes of a ``<link>``: its name and, unless ``inertia``
+    is None, an ``<inertial>`` with ``mass`` (kg), the pose ``inertial_origin`` (4×4) of its
+    frame in the link frame and the inertia ``inertia`` (3×3, kg·m²) in that frame."""
 
-    ``comments`` optionally maps a joint or link name to a comment written above its
-    element (used to carry provenance into the bundled URDF files).
-    """
-    comments = {key: text.replace("--", "- -") for key, text in (comments or {}).items()}  # XML forbids "--" here
-    lines = ['<?xml version="1.0"?>', f'<robot name="{model.name}">']
-    if "robot" in comments:
-        lines.append(f"  <!-- {comments['robot']} -->")
-    lines.append(f'  <link name="{model.base_link}"/>')
-    for i in range(model.n):
-        lines += _link_xml(model, i, comments.get(model.link_names[i]))
-        lines += _joint_xml(model, i, comments.get(model.joint_names[i]))
-    lines.append("</robot>")
-    return "\n".join(lines) + "\n"
+    name: str
+    mass: float = 0.0
+    inertial_origin: np.ndarray = dataclasses.field(default_factory=lambda: np.eye(4))
+    inertia: Optional[np.ndarray] = None
+    comment: Optional[str] = None
 
 
-def _link_xml(model: RobotModel, i: int, comment: Optional[str]) -> list:
-    I = model.inertias[i]
-    out = [f"  <!-- {comment} -->"] if comment else []
-    out += [
-        f'  <link name="{model.link_names[i]}">',
+@dataclasses.dataclass
+class JointElement:
+    """What :func:`urdf_document` writes of a ``<joint>``.  ``kind``: revolute, continuous,
+    prismatic or fixed; ``origin`` (4×4) the joint frame in the parent link's frame;
+    ``effort``/``velocity`` None for no ``<limit>``; ``lower``/``upper`` are written for
+    revolute and prismatic joints; ``<dynamics>`` only where damping or friction is non-zero."""
+
+    name: str
+    kind: str
+    parent: str
+    child: str
+    origin: np.ndarray
+    axis: Optional[np.ndarray] = None
+    lower: float = 0.0
+    upper: float = 0.0
+    effort: Optional[float] = None
+    velocity: Optional[float] = None
+    damping: float = 0.0
+    friction: float = 0.0
+    comment: Optional[str] = None
+
+
+def _comment(text: Optional[str]) -> list:
+    return [f"  <!-- {text.replace('--', '- -')} -->"] if text else []      # XML forbids "--" in comments
+
+
+def _origin_xml(T: np.ndarray) -> str:
+    return f'<origin xyz="{_fmt(T[:3, 3])}" rpy="{_fmt(matrix_to_rpy(T[:3, :3]))}"/>'
+
+
+def _link_element_xml(link: LinkElement) -> list:
+    out = _comment(link.comment)
+    if link.inertia is None:
+        return out + [f'  <link name="{link.name}"/>']
+    I = link.inertia
+    return out + [
+        f'  <link name="{link.name}">',
         "    <inertial>",
-        f'      <origin xyz="{_fmt(model.coms[i])}" rpy="0.0 0.0 0.0"/>',
-        f'      <mass value="{_fmt(model.masses[i])}"/>',
+        f"      {_origin_xml(link.inertial_origin)}",
+        f'      <mass value="{_fmt(link.mass)}"/>',
         f'      <inertia ixx="{_fmt(I[0, 0])}" ixy="{_fmt(I[0, 1])}" ixz="{_fmt(I[0, 2])}" '
         f'iyy="{_fmt(I[1, 1])}" iyz="{_fmt(I[1, 2])}" izz="{_fmt(I[2, 2])}"/>',
         "    </inertial>",
         "  </link>",
     ]
-    return out
 
 
-def _joint_xml(model: RobotModel, i: int, comment: Optional[str]) -> list:
-    kind = "continuous" if model.continuous[i] else model.joint_types[i]
-    parent = model.base_link if model.parents[i] < 0 else model.link_names[model.parents[i]]
-    rpy = matrix_to_rpy(model.joint_rotations[i])
-    out = [f"  <!-- {comment} -->"] if comment else []
-    out += [
-        f'  <joint name="{model.joint_names[i]}" type="{kind}">',
-        f'    <parent link="{parent}"/>',
-        f'    <child link="{model.link_names[i]}"/>',
-        f'    <origin xyz="{_fmt(model.joint_positions[i])}" rpy="{_fmt(rpy)}"/>',
-        f'    <axis xyz="{_fmt(model.axes[i])}"/>',
+def _joint_element_xml(joint: JointElement) -> list:
+    out = _comment(joint.comment) + [
+        f'  <joint name="{joint.name}" type="{joint.kind}">',
+        f'    <parent link="{joint.parent}"/>',
+        f'    <child link="{joint.child}"/>',
+        f"    {_origin_xml(joint.origin)}",
     ]
-    limit = [f'effort="{_fmt(model.effort_limits[i])}"', f'velocity="{_fmt(model.velocity_limits[i])}"']
-    if not model.continuous[i]:
-        limit = [f'lower="{_fmt(model.lower[i])}"', f'upper="{_fmt(model.upper[i])}"'] + limit
-    out.append(f'    <limit {" ".join(limit)}/>')
-    if model.damping[i] or model.friction[i]:
-        out.append(f'    <dynamics damping="{_fmt(model.damping[i])}" friction="{_fmt(model.friction[i])}"/>')
-    out.append("  </joint>")
-    return out
+    if joint.kind != "fixed":
+        out.append(f'    <axis xyz="{_fmt(joint.axis)}"/>')
+    if joint.kind != "fixed" and joint.effort is not None:
+        limit = [f'effort="{_fmt(joint.effort)}"', f'velocity="{_fmt(joint.velocity)}"']
+        if joint.kind != "continuous":
+            limit = [f'lower="{_fmt(joint.lower)}"', f'upper="{_fmt(joint.upper)}"'] + limit
+        out.append(f'    <limit {" ".join(limit)}/>')
+    if joint.damping or joint.friction:
+        out.append(f'    <dynamics damping="{_fmt(joint.damping)}" friction="{_fmt(joint.friction)}"/>')
+    return out + ["  </joint>"]
+
+
+def urdf_document(name: str, elements, comment: Optional[str] = None) -> str:
+    """URDF text of a robot from :class:`LinkElement` and :class:`JointElement` records, in
+    the order given, numbers exact to the last bit: the one URDF writer (:func:`to_urdf`
+    and :func:`dyn_plugin.pybullet_bridge.body_urdf` build their records and call it)."""
+    lines = ['<?xml version="1.0"?>', f'<robot name="{name}">'] + _comment(comment)
+    for element in elements:
+        lines += _link_element_xml(element) if isinstance(element, LinkElement) else _joint_element_xml(element)
+    return "\n".join(lines + ["</robot>"]) + "\n"
+
+
+def to_urdf(model: RobotModel, comments: Optional[dict] = None) -> str:
+    """Write a model as URDF text (inertias full, numbers exact to the last bit).
+
+    ``comments`` optionally maps a joint or link name to a comment written above its
+    element, and ``"robot"`` to one below ``<robot>`` (used to carry provenance into the
+    bundled URDF files).
+    """
+    comments = comments or {}
+    elements: list = [LinkElement(model.base_link)]
+    for i in range(model.n):
+        elements.append(LinkElement(model.link_names[i], model.masses[i], make_transform(np.eye(3), model.coms[i]),
+                                    model.inertias[i], comments.get(model.link_names[i])))
+        elements.append(JointElement(
+            model.joint_names[i], "continuous" if model.continuous[i] else model.joint_types[i],
+            model.base_link if model.parents[i] < 0 else model.link_names[model.parents[i]], model.link_names[i],
+            make_transform(model.joint_rotations[i], model.joint_positions[i]), model.axes[i],
+            model.lower[i], model.upper[i], model.effort_limits[i], model.velocity_limits[i],
+            model.damping[i], model.friction[i], comments.get(model.joint_names[i])))
+    return urdf_document(model.name, elements, comments.get("robot"))
 
 
 def write_urdf(model: RobotModel, path: Union[str, os.PathLike], comments: Optional[dict] = None) -> Path:

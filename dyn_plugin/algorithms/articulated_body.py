@@ -10,8 +10,8 @@ spatial vectors ordered [angular; linear] and expressed in link coordinates:
              I^A_λ += ⁱX_λᵀ I^a ⁱX_λ,   p^A_λ += ⁱX_λᵀ p^a
 3. outward:  a'_i = ⁱX_λ a_λ + c_i,   q̈_i = (u_i − U_iᵀ a'_i) / D_i,   a_i = a'_i + S_i q̈_i
 
-Gravity enters as the base acceleration a_0 = [0; −g] (the same fictitious acceleration
-as in Newton-Euler).  All functions take batches: ``q, qd, tau`` of shape (N, n).
+Gravity enters as the base acceleration a_0 = [0; −g], g the model's (the same fictitious
+acceleration as in Newton-Euler).  All functions take batches: ``q, qd, tau`` of shape (N, n).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def cross_force(v: np.ndarray, f: np.ndarray) -> np.ndarray:
     return np.concatenate([cross(w, f[..., :3]) + cross(lin, f[..., 3:]), cross(w, f[..., 3:])], axis=-1)
 
 
-def forward_dynamics(model, q, qd, tau, gravity, armature=None) -> np.ndarray:
+def forward_dynamics(model, q, qd, tau, armature=None) -> np.ndarray:
     """Joint accelerations q̈ (N, n) for torques τ, by the articulated-body algorithm.
 
     ``armature`` (n,): rotor inertias added to the joint-space diagonal, D_i = SᵀIᴬS + a_i
@@ -100,7 +100,7 @@ def forward_dynamics(model, q, qd, tau, gravity, armature=None) -> np.ndarray:
 
     a = np.zeros((N, n, 6))
     qdd = np.zeros((N, n))
-    base_acc = np.concatenate([np.zeros(3), -np.asarray(gravity, dtype=float)])
+    base_acc = np.concatenate([np.zeros(3), -model.gravity])
     for i in range(n):                                              # pass 3
         a_parent = a[:, parents[i]] if parents[i] >= 0 else np.broadcast_to(base_acc, (N, 6))
         a_prime = np.einsum("nab,nb->na", X[:, i], a_parent) + c[:, i]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kinematics import REVOLUTE, forward_kinematics, skew
+from ..terms import Terms, resolve, selected
 
 CHUNK = 256  # states per block, so that U_ijk (N·n³·16 numbers) stays small
 
@@ -97,9 +98,9 @@ def _inertia(U, J) -> np.ndarray:
     return np.einsum("njkab,jbc,njiac->nik", U, J, U)
 
 
-def _gravity(model, U, gravity) -> np.ndarray:
-    """c_i = −Σ_j m_j g U_ji ʲr̄_j  (3.2-34), g the physical gravity."""
-    g = np.append(np.asarray(gravity, dtype=float), 0.0)
+def _gravity(model, U) -> np.ndarray:
+    """c_i = −Σ_j m_j g U_ji ʲr̄_j  (3.2-34), g the model's physical gravity."""
+    g = np.append(model.gravity, 0.0)
     first_moments = np.hstack([model.masses[:, None] * model.coms, model.masses[:, None]])  # m_j ʲr̄_j
     return -np.einsum("a,njiab,jb->ni", g, U, first_moments)
 
@@ -109,12 +110,12 @@ def inertia_matrix(model, q) -> np.ndarray:
     return _inertia(u_matrices(model, *_poses_and_operators(model, q)), pseudo_inertias(model))
 
 
-def gravity_vector(model, q, gravity) -> np.ndarray:
+def gravity_vector(model, q) -> np.ndarray:
     """c(q), (N, n)  (3.2-34)."""
-    return _gravity(model, u_matrices(model, *_poses_and_operators(model, q)), gravity)
+    return _gravity(model, u_matrices(model, *_poses_and_operators(model, q)))
 
 
-def dynamics_terms(model, q, gravity):
+def dynamics_terms(model, q):
     """D (N, n, n), h_ikm (N, n, n, n) and c (N, n), the poses and U computed once.
 
     h_ikm = Σ_j Tr(U_jkm J_j U_jiᵀ) (3.2-33) are the Christoffel symbols of the first kind
@@ -129,13 +130,13 @@ def dynamics_terms(model, q, gravity):
         U = u_matrices(model, T, S)
         D[block] = _inertia(U, J)
         h[block] = np.einsum("njkmab,jbc,njiac->nikm", u_second_derivatives(model, T, S), J, U)
-        c[block] = _gravity(model, U, gravity)
+        c[block] = _gravity(model, U)
     return D, h, c
 
 
 def christoffel(model, q) -> np.ndarray:
     """h_ikm (3.2-33), (N, n, n, n): h_i(q, q̇) = Σ_km h_ikm q̇_k q̇_m."""
-    return dynamics_terms(model, q, np.zeros(3))[1]
+    return dynamics_terms(model.with_gravity(np.zeros(3)), q)[1]
 
 
 def velocity_terms(model, q, qd) -> np.ndarray:
@@ -148,20 +149,24 @@ def coriolis_matrix(model, q, qd) -> np.ndarray:
     return np.einsum("nikm,nm->nik", christoffel(model, q), qd)
 
 
-def inverse_dynamics(model, q, qd, qdd, gravity) -> np.ndarray:
-    """τ = D q̈ + h + c  (3.2-26), (N, n)."""
-    D, h, c = dynamics_terms(model, q, gravity)
-    return np.einsum("nik,nk->ni", D, qdd) + np.einsum("nikm,nk,nm->ni", h, qd, qd) + c
+def inverse_dynamics(model, q, qd, qdd, terms=Terms.ALL) -> np.ndarray:
+    """τ = D q̈ + h + c  (3.2-26), (N, n), with the parts ``terms`` selects."""
+    model, terms = resolve(model, terms)
+    D, h, c = dynamics_terms(model, q)
+    qd, qdd, _ = selected(model, terms, qd, qdd)
+    return (np.einsum("nik,nk->ni", D, qdd) + np.einsum("nikm,nk,nm->ni", h, qd, qd)
+            + (c if terms & Terms.GRAVITY else 0.0))
 
 
-def configuration_space(model, q, gravity):
-    """ROBMAT's configuration-space matrices (Horn & Linge, seed 003 §4.2).
+def configuration_space(model, q):
+    """ROBMAT's configuration-space matrices (Horn & Linge, "ROBMAT: a symbolic package
+    for robot dynamics", §4.2).
 
     F = M q̈ + 2 B [q̇q̇] + C [q̇²] + G with
     M (N, n, n) = D;  B (N, n, n(n−1)/2), column (j, k), j < k ordered (1,2), (1,3), ...,
     (2,3), ...: B_i,(jk) = h_ijk;  C (N, n, n): C_ij = h_ijj;  G (N, n) = c.
     """
-    D, h, G = dynamics_terms(model, q, gravity)
+    D, h, G = dynamics_terms(model, q)
     pairs = [(j, k) for j in range(model.n) for k in range(j + 1, model.n)]
     B = np.stack([h[:, :, j, k] for j, k in pairs], axis=-1) if pairs else np.zeros(q.shape + (0,))
     C = np.einsum("nijj->nij", h).copy()

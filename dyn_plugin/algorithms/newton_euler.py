@@ -6,7 +6,10 @@ Our link frame is the joint frame (proximal, as URDF and Craig's modified DH), s
 joint axis is ``z`` of the child frame itself, as in Dhanaraj's Table 2.4.  On a tree
 the backward pass sums the wrenches of all children of a link.
 
-Gravity enters as a fictitious base acceleration ``v̇₀ = −g`` (Fu 3.3-46; Problem 3.13).
+Gravity enters as a fictitious base acceleration ``v̇₀ = −g`` (Fu 3.3-46; Problem 3.13),
+``g`` the model's (:meth:`~dyn_plugin.model.RobotModel.with_gravity`).  ``terms``
+(:class:`~dyn_plugin.terms.Terms`) selects the parts of τ = M q̈ + C q̇ + g: a term left
+out is computed as if its input (q̈, q̇ or g) were zero.
 
 All functions take batches: ``q, qd, qdd`` of shape (N, n).
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kinematics import REVOLUTE, cross, link_placements
+from ..terms import Terms, resolve, selected
 
 
 def _rotate_into_child(R: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -28,12 +32,14 @@ def _rotate_into_parent(R: np.ndarray, v: np.ndarray) -> np.ndarray:
     return np.einsum("nij,nj->ni", R, v)
 
 
-def forward_pass(model, q, qd, qdd, gravity):
+def forward_pass(model, q, qd, qdd, terms=Terms.ALL):
     """Angular velocity ω, angular acceleration ω̇ and origin acceleration v̇ of every
     link in its own frame (Fu 3.3-50 to 3.3-52), each of shape (N, n, 3).
 
     Also returns the link placements ``(R, p)`` from :func:`link_placements`.
     """
+    model, terms = resolve(model, terms)
+    qd, qdd, gravity = selected(model, terms, qd, qdd)
     N, n = q.shape
     R, p = link_placements(model, q)
     w, wd, vd = (np.zeros((N, n, 3)) for _ in range(3))
@@ -61,14 +67,15 @@ def forward_pass(model, q, qd, qdd, gravity):
     return w, wd, vd, R, p
 
 
-def joint_wrenches(model, q, qd, qdd, gravity):
+def joint_wrenches(model, q, qd, qdd, terms=Terms.ALL):
     """Force ``f`` and moment ``n`` that link ``parent(i)`` exerts on link ``i`` at joint
     ``i``'s origin, expressed in joint ``i``'s frame; each of shape (N, n, 3).
 
     Fu 3.3-53 to 3.3-57: centre-of-mass acceleration, Newton and Euler equations of
     each link, then the backward sum over children.
     """
-    w, wd, vd, R, p = forward_pass(model, q, qd, qdd, gravity)
+    model, terms = resolve(model, terms)
+    w, wd, vd, R, p = forward_pass(model, q, qd, qdd, terms)
     c = model.coms                                                      # (n, 3)
     I = model.inertias                                                  # (n, 3, 3)
     acc_com = vd + cross(wd, c) + cross(w, cross(w, c))        # 3.3-53
@@ -86,18 +93,20 @@ def joint_wrenches(model, q, qd, qdd, gravity):
     return f, moment
 
 
-def inverse_dynamics(model, q, qd, qdd, gravity):
+def inverse_dynamics(model, q, qd, qdd, terms=Terms.ALL):
     """Joint torques/forces τ (N, n): the projection of the joint wrench on the axis."""
-    f, moment = joint_wrenches(model, q, qd, qdd, gravity)
+    model, terms = resolve(model, terms)
+    f, moment = joint_wrenches(model, q, qd, qdd, terms)
     along_axis = np.where(model.is_revolute[:, None], moment, f)        # (N, n, 3)
     return np.einsum("nkj,kj->nk", along_axis, model.axes)
 
 
 def mass_matrix(model, q):
-    """Joint-space inertia matrix (N, n, n), column k = τ(q, 0, e_k) with gravity off
-    (Walker & Orin's method 1; Fu Problems 3.11/3.12)."""
+    """Joint-space inertia matrix (N, n, n), column k = τ(q, 0, e_k) with the inertia term
+    alone (Walker & Orin's method 1; Fu Problems 3.11/3.12).  The composite-rigid-body
+    algorithm of :mod:`.composite_rigid_body` is the O(n²) way."""
     N, n = q.shape
     q_rep = np.repeat(q, n, axis=0)
     unit = np.tile(np.eye(n), (N, 1))
-    columns = inverse_dynamics(model, q_rep, np.zeros_like(q_rep), unit, np.zeros(3))
+    columns = inverse_dynamics(model, q_rep, q_rep, unit, Terms.INERTIA)
     return columns.reshape(N, n, n).transpose(0, 2, 1)

@@ -166,7 +166,7 @@ class FrictionBackend(SingleStateFastPath, Backend):
     def _wrenches(self, q, qd, qdd):
         if isinstance(self.rigid, NewtonEulerBackend):
             return self.rigid._joint_wrenches(q, qd, qdd)
-        return ne.joint_wrenches(self.rigid.model, q, qd, qdd, self.gravity)
+        return ne.joint_wrenches(self.rigid.model, q, qd, qdd)
 
     def inverse_dynamics_breakdown(self, q, qd, qdd) -> TorqueBreakdown:
         """Input torque split into rigid body, armature, bearing, transmission and velocity
@@ -272,7 +272,7 @@ class FrictionBackend(SingleStateFastPath, Backend):
         if self._rigid_fast is not None:
             return self._rigid_fast.forward_dynamics(q, qd, tau)[0]
         if isinstance(self.rigid, NewtonEulerBackend):
-            return aba.forward_dynamics(self.rigid.model, q, qd, tau, self.gravity, self._diagonal_armature)
+            return aba.forward_dynamics(self.rigid.model, q, qd, tau, self._diagonal_armature)
         return Backend._batch_forward_dynamics(self, q, qd, tau)
 
     def _jacobian(self, q, qd, qdd, d, value):

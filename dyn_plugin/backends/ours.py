@@ -10,9 +10,11 @@ from math import isfinite
 import numpy as np
 
 from ..algorithms import articulated_body as aba
+from ..algorithms import composite_rigid_body as crba
 from ..algorithms import lagrange_euler as le
 from ..algorithms import newton_euler as ne
 from ..compiled import NO_SINGLE_STATE_PATH, CompiledDynamics
+from ..terms import Terms
 from .base import Backend, batch_args, check_finite
 
 
@@ -99,30 +101,30 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
     def _batch_inverse_dynamics(self, q, qd, qdd):
         if self.compiled:
             return self._fast.inverse_dynamics(q, qd, qdd)
-        return ne.inverse_dynamics(self.model, q, qd, qdd, self.gravity)
+        return ne.inverse_dynamics(self.model, q, qd, qdd)
 
     def _batch_mass_matrix(self, q):
-        return self._fast.mass_matrix(q) if self.compiled else ne.mass_matrix(self.model, q)
+        return self._fast.mass_matrix(q) if self.compiled else crba.mass_matrix(self.model, q)
 
     def _batch_bias_forces(self, q, qd):
         if self.compiled:
             return self._fast.bias_forces(q, qd)
-        return ne.inverse_dynamics(self.model, q, qd, np.zeros_like(q), self.gravity)
+        return ne.inverse_dynamics(self.model, q, qd, q, Terms.BIAS)
 
     def _batch_gravity_torques(self, q):
         if self.compiled:
             return self._fast.gravity_torques(q)
-        return ne.inverse_dynamics(self.model, q, np.zeros_like(q), np.zeros_like(q), self.gravity)
+        return ne.inverse_dynamics(self.model, q, q, q, Terms.GRAVITY)
 
     def _batch_velocity_terms(self, q, qd):
         if self.compiled:
             return self._fast.velocity_terms(q, qd)
-        return ne.inverse_dynamics(self.model, q, qd, np.zeros_like(q), np.zeros(3))
+        return ne.inverse_dynamics(self.model, q, qd, q, Terms.VELOCITY)
 
     def _batch_forward_dynamics(self, q, qd, tau):
         if self.compiled:
             return self._fast.forward_dynamics(q, qd, tau)[0]
-        return aba.forward_dynamics(self.model, q, qd, tau, self.gravity)
+        return aba.forward_dynamics(self.model, q, qd, tau)
 
     def joint_wrenches(self, q, qd, qdd):
         """Force and moment that link ``parent(i)`` exerts on link ``i`` at joint ``i``.
@@ -138,7 +140,7 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
     def _joint_wrenches(self, q, qd, qdd):
         if self.compiled:
             return self._fast.joint_wrenches(q, qd, qdd)
-        return ne.joint_wrenches(self.model, q, qd, qdd, self.gravity)
+        return ne.joint_wrenches(self.model, q, qd, qdd)
 
 
 class LagrangeEulerBackend(Backend):
@@ -155,19 +157,19 @@ class LagrangeEulerBackend(Backend):
     capabilities = frozenset({'christoffel'})
 
     def _batch_inverse_dynamics(self, q, qd, qdd):
-        return le.inverse_dynamics(self.model, q, qd, qdd, self.gravity)
+        return le.inverse_dynamics(self.model, q, qd, qdd)
 
     def _batch_mass_matrix(self, q):
         return le.inertia_matrix(self.model, q)
 
     def _batch_gravity_torques(self, q):
-        return le.gravity_vector(self.model, q, self.gravity)
+        return le.gravity_vector(self.model, q)
 
     def _batch_velocity_terms(self, q, qd):
         return le.velocity_terms(self.model, q, qd)
 
     def _batch_bias_forces(self, q, qd):
-        return le.inverse_dynamics(self.model, q, qd, np.zeros_like(q), self.gravity)
+        return le.inverse_dynamics(self.model, q, qd, q, Terms.BIAS)
 
     def _batch_coriolis_matrix(self, q, qd):
         return le.coriolis_matrix(self.model, q, qd)
@@ -185,6 +187,6 @@ class LagrangeEulerBackend(Backend):
         B has columns for the pairs (j, k), j < k, in the order (1,2), (1,3), ..., (2,3), ...
         """
         (q,), single = batch_args(self.model.n, self.model.joint_names, q=q)
-        M, B, C, G = check_finite("configuration_space", le.configuration_space(self.model, q, self.gravity),
+        M, B, C, G = check_finite("configuration_space", le.configuration_space(self.model, q),
                                   self.model, single, q=q)
         return (M[0], B[0], C[0], G[0]) if single else (M, B, C, G)
