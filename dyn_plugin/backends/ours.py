@@ -182,7 +182,7 @@ class LagrangeEulerBackend(Backend):
         return self._run(christoffel, q=q)
 
     def configuration_space(self, q):
-        """ROBMAT's ``(M, B, C, G)``: F = M q̈ + 2B[q̇q̇] + C[q̇²] + G (seed 003 §4.2).
+        """ROBMAT's ``(M, B, C, G)``: F = M q̈ + 2B[q̇q̇] + C[q̇²] + G (Horn & Linge, "ROBMAT", §4.2).
 
         B has columns for the pairs (j, k), j < k, in the order (1,2), (1,3), ..., (2,3), ...
         """

@@ -2,8 +2,10 @@
 
 Loaded in its own DIRECT client with ``useFixedBase`` and ``URDF_USE_INERTIA_FROM_FILE``
 (otherwise pybullet recomputes inertia from collision shapes), gravity set, the default
-joint motors disabled, and linear, angular and joint damping zeroed (REFERENCE.md, "The
-reference engines, configured fairly").  Joints are matched by name.
+joint motors disabled (a velocity motor with targetVelocity 0 is pybullet's joint friction),
+and linear, angular and joint damping zeroed (pybullet Quickstart Guide: loadURDF flags,
+setJointMotorControl2, changeDynamics), so that it computes the rigid body alone, as
+pinocchio does.  Joints are matched by name.
 """
 
 from __future__ import annotations
@@ -194,10 +196,12 @@ class PybulletBackend(Backend):
         """One pybullet step of ``dt`` from each state under TORQUE_CONTROL τ.
 
         pybullet integrates semi-implicitly: q̇⁺ = q̇ + dt q̈(q, q̇, τ), q⁺ = q + dt q̇⁺.
-        With pybullet's own friction (REFERENCE.md, "pybullet friction"):
-        ``joint_damping`` c (n,) — an explicit viscous torque −c q̇; ``motor_friction`` F
-        (n,) — a velocity motor with targetVelocity 0 and maximum force F, i.e. Coulomb
-        friction with stiction applied as a velocity-level impulse.
+        With pybullet's own friction (pybullet Quickstart Guide: changeDynamics jointDamping,
+        setJointMotorControl2 VELOCITY_CONTROL): ``joint_damping`` c (n,) — an explicit
+        viscous torque −c q̇ before the step; ``motor_friction`` F (n,) — a velocity motor
+        with targetVelocity 0 and maximum force F, i.e. Coulomb friction with stiction
+        applied as a velocity-level impulse (it sticks while |τ| ≤ F and stops a joint
+        exactly when the step would cross zero).
         Returns ``(q⁺, q̇⁺)`` with the shapes of the inputs.
         """
         (q, qd, tau), single = batch_args(self.model.n, q=q, qd=qd, tau=tau)
