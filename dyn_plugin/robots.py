@@ -18,7 +18,7 @@ from .errors import UnknownRobotError
 from .model import DEFAULT_GRAVITY, RobotModel
 from .urdf import load_urdf, to_urdf
 
-BUNDLED = ("puma560", "stanford", "scara")
+FRICTION_SUFFIX = "_friction"     # NAME_friction.toml: a bundled robot's friction data (dyn_plugin.friction)
 
 
 def bundled_dir() -> Path:
@@ -27,6 +27,10 @@ def bundled_dir() -> Path:
         return Path(str(resources.files("dyn_plugin.bundled")))
     except ModuleNotFoundError:  # running from a source tree that is not installed
         return Path(__file__).resolve().parent.parent / "urdf"
+
+
+BUNDLED = tuple(sorted(path.stem for path in bundled_dir().glob("*.toml") if not path.stem.endswith(FRICTION_SUFFIX)))
+"""Every ``NAME.toml`` table in the bundled folder is a robot: adding one is adding its table."""
 
 
 def list_robots() -> list:

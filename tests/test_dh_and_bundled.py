@@ -104,7 +104,7 @@ def test_bundled_robots_have_provenance():
 
 
 def test_list_and_load_by_name():
-    assert dp.list_robots() == ["puma560", "stanford", "scara"]
+    assert dp.list_robots() == ["puma560", "scara", "stanford"]
     kinds = {name: "".join(t[0].upper() for t in dp.load_robot(name).joint_types) for name in dp.list_robots()}
     assert kinds == {"puma560": "RRRRRR", "stanford": "RRPRRR", "scara": "RRPR"}
 
