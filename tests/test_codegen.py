@@ -3,7 +3,7 @@
 * the generated Python, C (compiled with gcc, called through ctypes) and numba code equal
   the newton_euler backend to 1e-12 (|ours − ref| / max(1, |ref|)) on every bundled robot,
   a two-link planar arm and (Python) a random branched URDF tree;
-* the operation counts meet the literature anchors of REFERENCE.md and equal the
+* the operation counts meet the published counts (ANCHORS below) and equal the
   operators actually present in the emitted source;
 * the backend's M(q) and forward dynamics equal newton_euler's; its on-disk cache is hit
   on the second construction and a corrupt or stale file is regenerated.
@@ -34,18 +34,18 @@ from urdf_factory import random_tree_urdf
 TOL = 1e-12
 ROBOTS = dp.list_robots()
 
-# Literature anchors, REFERENCE.md "Operation-count anchors" (per τ, mult / add)
+# Published counts of customised inverse dynamics (per τ, mult / add)
 ANCHORS = {
-    "two_link": (30, 17),    # Macsyma, seed 000 B.7
+    "two_link": (30, 17),    # Macsyma, H. Jack's 1990 thesis, App. B.7
     "puma560": (208, 152),   # Dhanaraj Table 2.10, method I
     "stanford": (183, 140),  # Dhanaraj Table 2.10, method I
 }
 
 
 def two_link_model():
-    """Seed 000's planar arm: two uniform rods (inertia only about the joint axes, a
-    1e-9 thickness keeps them physically valid) and a point payload at the tip, merged
-    into link 2; gravity in the plane of motion."""
+    """The planar arm of H. Jack's 1990 thesis, App. B: two uniform rods (inertia only
+    about the joint axes, a 1e-9 thickness keeps them physically valid) and a point
+    payload at the tip, merged into link 2; gravity in the plane of motion."""
     m1, m2, mp, l1, l2 = 1.3, 0.7, 0.4, 0.9, 0.6
     i1 = m1 * l1 ** 2 / 12
     m = m2 + mp
@@ -107,7 +107,7 @@ def test_python_equals_newton_euler_on_random_tree():
 
 @pytest.mark.parametrize("name", ["puma560", "scara", "tree"])
 def test_python_takes_one_state_as_well_as_a_batch(models, name):
-    """The generated Python accepts (n,) as well as (N, n) (issue #18): one state gives τ
+    """The generated Python accepts (n,) as well as (N, n): one state gives τ
     (n,) and M (n, n), equal to newton_euler's; lists and ints are fine too."""
     model = tree_model() if name == "tree" else models[name]
     s, ref = reference(model, count=4)
@@ -255,7 +255,8 @@ def test_counts_meet_the_literature(models, name):
 
 
 def test_two_link_is_near_the_raibert_horn_minimum(models):
-    """Raibert-Horn's minimum for a 2-link arm is 20 mult / 14 add (seed 000)."""
+    """Raibert-Horn's minimum for a 2-link arm is 20 mult / 14 add (Brady et al., Robot
+    Motion, 1982, p. 78, as quoted in H. Jack's 1990 thesis, App. B.7)."""
     counts = codegen.operation_counts(models["two_link"])
     assert counts["multiplications"] + counts["additions"] <= 20 + 14
 

@@ -1,4 +1,4 @@
-"""The symbolic backends' on-disk cache and their robustness (issue #18).
+"""The symbolic backends' on-disk cache and their robustness.
 
 * a cached file is checked (SHA-256 of its bytes, in its first line, and its model key)
   BEFORE anything in it runs, and regenerated on a mismatch; the self-check after

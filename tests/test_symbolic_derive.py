@@ -1,14 +1,16 @@
 """Closed-form dynamics (dyn_plugin.symbolic.derive) against the printed sources and our backends.
 
-Sources (in /work/shared/seeds):
-* 003, Horn & Linge, ROBMAT §5: the double pendulum's M, B, C, G (Out[5]-Out[8]) and
-  Newton-Euler F (Out[9]); §4.2 the configuration-space form and B's structure; §6 the
-  modified Stanford arm (R, R, P).
-* 000, Jack 1990, App. B.9: the Macsyma two-link arm with payload, torque1/torque2 and the
-  forward dynamics, transcribed from the fortbigopt Fortran (the 2-D Macsyma print is
-  damaged by OCR; the Fortran is linear text).
+Sources:
+* Horn & Linge, "Analytical generation of the dynamical equations for mechanical
+  manipulators" (ROBMAT; The Mathematica Journal 4(4), 1994), §5: the double pendulum's
+  M, B, C, G (Out[5]-Out[8]) and Newton-Euler F (Out[9]); §4.2 the configuration-space
+  form and B's structure; §6 the modified Stanford arm (R, R, P).
+* H. Jack's 1990 thesis, App. B.9 ("Dynamics of two link manipulators"): the Macsyma
+  two-link arm with payload, torque1/torque2 and the forward dynamics, transcribed from
+  the fortbigopt Fortran (the 2-D Macsyma print is damaged by OCR; the Fortran is linear
+  text).
 
-The printed formulas are typed in below from the seeds, never from our output; numeric
+The printed formulas are typed in below from these sources, never from our output; numeric
 checks compare with the numeric backends (newton_euler, lagrange_euler).
 """
 import time
@@ -47,7 +49,7 @@ def same_fraction(a, b, smodel):
 
 # ===================================================================================== models
 def robmat_double_pendulum():
-    """Seed 003 §5: DefineManipulator[{"R", L[1], 0, 0, m[1]}, {"R", L[2], 0, 0, m[2]}]: standard
+    """ROBMAT §5: DefineManipulator[{"R", L[1], 0, 0, m[1]}, {"R", L[2], 0, 0, m[2]}]: standard
     DH, point masses at the distal frame origins; ConfigurationSpace[q, {g, 0, 0}] (physical
     gravity along +x0).  Numbers are placeholders; ROBMAT's symbols replace them."""
     rows = [dp.DHRow("revolute", alpha=0, a=0.7, d=0, theta=0, mass=1.3),
@@ -64,7 +66,7 @@ def robmat_double_pendulum():
 
 
 def robmat_printed(sm, L1, L2, m1, m2, g):
-    """Seed 003 Out[5]-Out[9], typed in (q[i][t] -> q_i, (q[i])'[t] -> qd_i, (q[i])''[t] -> qdd_i).
+    """ROBMAT Out[5]-Out[9], typed in (q[i][t] -> q_i, (q[i])'[t] -> qd_i, (q[i])''[t] -> qdd_i).
     OCR dropped brackets in Out[6] and Out[7]: B = {{-(L1 L2 m2 Sin q2)}, {0}} (2 x 1), CC is 2 x 2."""
     (q1, q2), (d1, d2), (dd1, dd2) = sm.q, sm.qd, sm.qdd
     M = sp.Matrix([[L1**2*m1 + L1**2*m2 + 2*sp.cos(q2)*L1*L2*m2 + L2**2*m2, L2*(sp.cos(q2)*L1 + L2)*m2],
@@ -81,7 +83,7 @@ def robmat_printed(sm, L1, L2, m1, m2, g):
 
 
 def macsyma_two_link():
-    """Seed 000 B.6: link i's centre of mass at l_i/2, inertia i_i about z only (planar), point
+    """Jack App. B.6: link i's centre of mass at l_i/2, inertia i_i about z only (planar), point
     payload mp at the tip; g = matrix([0],[gravity],[0]) with V = m g.x, i.e. physical gravity
     (0, -gravity, 0).  Modified DH (proximal frames, as our links); numbers are placeholders."""
     rod = dict(d=0, theta=0, alpha=0, inertia=(0.1, 0.1, 0.2, 0, 0, 0))
@@ -140,7 +142,7 @@ def macsyma_forward(sm, r):
 
 
 def robmat_stanford_rrp():
-    """Seed 003 §6, the modified Stanford arm: standard DH rows (R, l=0, α=−π/2, d=0),
+    """ROBMAT §6, the modified Stanford arm: standard DH rows (R, l=0, α=−π/2, d=0),
     (R, 0, π/2, d2), (P, 0, 0, θ=0); diagonal inertias, centres of mass (0, y1, z1), (0, y2, 0),
     (0, 0, z3) in the DH frames; gravity (0, 0, −g).  Numbers are placeholders."""
     rows = [dp.DHRow("revolute", -np.pi / 2, 0, 0, 0, 9.0, com=(0, 0.1, 0.2), inertia=(0.3, 0.4, 0.5, 0, 0, 0)),
@@ -164,7 +166,7 @@ def macsyma():
 # ===================================================================================== 1. ROBMAT
 @pytest.mark.parametrize("route", [f.__name__ for f in ROUTES])
 def test_robmat_double_pendulum_exact(pendulum, route):
-    """Seed 003 Out[5]-Out[9]: M, B, CC, G and NewtonEuler F, each difference simplifies to 0."""
+    """ROBMAT Out[5]-Out[9]: M, B, CC, G and NewtonEuler F, each difference simplifies to 0."""
     _, sm, syms, _, forms = pendulum
     cf = forms[route]
     for name, printed in robmat_printed(sm, *syms).items():
@@ -188,7 +190,7 @@ def test_robmat_double_pendulum_default_symbol_names():
 
 
 def test_robmat_b_structure():
-    """Seed 003 §4.2: B = [B_1 ... B_(n-1)], B_i of n x (n-i), rows i+1..n skew-symmetric
+    """ROBMAT §4.2: B = [B_1 ... B_(n-1)], B_i of n x (n-i), rows i+1..n skew-symmetric
     (checked exactly on the modified Stanford arm with every parameter symbolic)."""
     sm = symbolic_model(robmat_stanford_rrp(), "all")
     cf = lagrange_euler(sm)
@@ -203,7 +205,7 @@ def test_robmat_b_structure():
 # ===================================================================================== 2. Macsyma
 @pytest.mark.parametrize("route", [f.__name__ for f in ROUTES])
 def test_macsyma_torques_exact(macsyma, route):
-    """Seed 000 (c54): torque1, torque2 of the two-link arm with payload, exactly."""
+    """Jack App. B.9 (c54): torque1, torque2 of the two-link arm with payload, exactly."""
     sm, (l1, l2, m1, m2, mp, i_1, i_2, gravity), forms = macsyma
     printed = macsyma_torques(sm, macsyma_constants(l1, l2, m1, m2, mp, i_1, i_2, gravity))
     diff = forms[route].tau - printed
@@ -212,7 +214,7 @@ def test_macsyma_torques_exact(macsyma, route):
 
 
 def test_macsyma_forward_dynamics_exact(macsyma):
-    """Seed 000 (c59): the printed forward dynamics equals our M⁻¹(τ − 2B − C − G), exactly."""
+    """Jack App. B.9 (c59): the printed forward dynamics equals our M⁻¹(τ − 2B − C − G), exactly."""
     sm, (l1, l2, m1, m2, mp, i_1, i_2, gravity), forms = macsyma
     printed = macsyma_forward(sm, macsyma_constants(l1, l2, m1, m2, mp, i_1, i_2, gravity))
     ours = forward_dynamics(forms["newton_euler"])

@@ -39,6 +39,7 @@ import numpy as np
 from ..algorithms import newton_euler as ne
 from ..errors import BackendError
 from ..symbolic import codegen
+from ..terms import Terms
 from ..compiled import NO_SINGLE_STATE_PATH, SingleStateKernels
 from .base import Backend
 from .ours import SingleStateFastPath
@@ -147,21 +148,20 @@ def _self_check(module, model, lang: str) -> None:
     rng = np.random.default_rng(12345)
     n = model.n
     q, qd, qdd = rng.uniform(-1.0, 1.0, (3, 2, n))
-    g = model.gravity
     checks = []
     try:
-        tau_ref = ne.inverse_dynamics(model, q, qd, qdd, g)
+        tau_ref = ne.inverse_dynamics(model, q, qd, qdd)               # gravity: the model's
         M_ref = ne.mass_matrix(model, q)
         checks += [("inverse_dynamics", module.inverse_dynamics(q, qd, qdd), tau_ref),
                    ("mass_matrix", module.mass_matrix(q), M_ref)]
         if lang == "numba":
-            bias_ref = ne.inverse_dynamics(model, q, qd, np.zeros_like(q), g)
+            bias_ref = ne.inverse_dynamics(model, q, qd, qdd, Terms.BIAS)
             moments = np.linalg.eigvalsh(M_ref) if n else np.ones((len(q), 1))
             fd_defined = bool(np.all(moments[:, 0] > WELL_CONDITIONED * moments[:, -1]))
             checks += [("bias_forces", module.bias_forces(q, qd), bias_ref)]
             if fd_defined:
                 fd = module.forward_dynamics(q, qd, tau_ref)
-                checks += [("forward_dynamics", ne.inverse_dynamics(model, q, qd, fd, g), tau_ref)]
+                checks += [("forward_dynamics", ne.inverse_dynamics(model, q, qd, fd), tau_ref)]
             tau_one, bias_one, fd_one, M_one = np.empty(n), np.empty(n), np.empty(n), np.empty((n, n))
             status = (module.inverse_dynamics_state(q[0], qd[0], qdd[0], tau_one),
                       module.mass_matrix_state(q[0], M_one),
@@ -171,7 +171,7 @@ def _self_check(module, model, lang: str) -> None:
                        ("mass_matrix_state", M_one if status[1] == 0 else np.nan, M_ref[0]),
                        ("bias_forces_state", bias_one if status[2] == 0 else np.nan, bias_ref[0])]
             if fd_defined:
-                checks += [("forward_dynamics_state", ne.inverse_dynamics(model, q[:1], qd[:1], fd_one[None], g)[0]
+                checks += [("forward_dynamics_state", ne.inverse_dynamics(model, q[:1], qd[:1], fd_one[None])[0]
                             if status[3] == 0 else np.nan, tau_ref[0])]
     except Exception as exc:  # a damaged file may fail in any way when called
         raise _StaleCache(f"cached module fails when called: {type(exc).__name__}: {exc}") from None
