@@ -7,21 +7,23 @@
 
 Backends: ``newton_euler`` and ``lagrange_euler`` (ours), the same with joint friction and
 motor inertia (``newton_euler_friction``, ``lagrange_euler_friction``; see
-:class:`FrictionModel`), ``pinocchio`` and ``pybullet`` (the references).  See
-:func:`list_backends`.
+:class:`FrictionModel`; :func:`with_friction` puts the same on any backend), ``pinocchio``
+and ``pybullet`` (the references).  See :func:`list_backends`.
 """
 
 from .backends import Backend, get_backend, list_backends, register_backend, unregister_backend
+from .backends.friction_backend import with_friction
 from .dh import DHRow, model_from_dh, read_dh_table
 from .errors import (BackendError, ClusterError, DynPluginError, InputError, ModelError, NumericalError, PhysicalValidityWarning,
                      UnknownRobotError, URDFError, URDFWarning)
 from .friction.parameters import FrictionModel, load_friction
 from .model import RobotModel
 from .robots import list_robots, load_robot, robot_table
+from .terms import Terms
 from .simulate import JointLimitWarning, SimulationError, Trajectory, simulate
 from .urdf import load_urdf, load_urdf_string, to_urdf, write_urdf
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 _LAZY = ("dask", "dataset")   # need the [dask] extra (dask, zarr): imported on first use only
 
@@ -37,10 +39,11 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
+    "__version__", "Terms",
     "Backend", "BackendError", "ClusterError", "DHRow", "FrictionModel", "load_friction", "DynPluginError", "InputError", "JointLimitWarning", "ModelError", "NumericalError",
     "PhysicalValidityWarning", "RobotModel", "URDFError", "URDFWarning", "UnknownRobotError", "get_backend",
     "list_backends", "list_robots", "load_robot", "load_urdf", "load_urdf_string",
     "model_from_dh", "read_dh_table", "register_backend", "robot_table", "SimulationError", "simulate",
     "to_urdf", "Trajectory",
-    "unregister_backend", "write_urdf",
+    "unregister_backend", "with_friction", "write_urdf",
 ]

@@ -1,4 +1,4 @@
-"""Scale out on Dask (issue #17): a cluster in one call, and the dynamics over dask arrays.
+"""Scale out on Dask: a cluster in one call, and the dynamics over dask arrays.
 
 >>> import dyn_plugin as dp, dyn_plugin.dask as dpd
 >>> client = dpd.connect()                          # a LocalCluster: one process per core
@@ -128,7 +128,7 @@ class BackendSpec:
             raise InputError(f"backend name must be a string, got {name!r}")
         if not isinstance(model, RobotModel):
             raise InputError(f"model must be a RobotModel (dp.load_robot(...)), got {type(model).__name__}")
-        from .backends import list_backends
+        from .backends.registry import list_backends
 
         if name not in list_backends():
             raise BackendError(f"unknown backend {name!r}; available: {', '.join(list_backends())}")
@@ -145,12 +145,12 @@ class BackendSpec:
         Other factory options are not recovered: pass a spec from :meth:`create` for those."""
         if isinstance(backend, BackendSpec):
             return backend
-        from .backends import Backend
+        from .backends.base import Backend
 
         if not isinstance(backend, Backend):
             raise InputError(f"expected a backend (dp.get_backend(...)) or a BackendSpec, got {type(backend).__name__}")
         options = {}
-        if getattr(backend, "friction", None) is not None and hasattr(backend, "inverse_dynamics_breakdown"):
+        if type(backend).can("friction") and getattr(backend, "friction", None) is not None:
             options["friction"] = backend.friction
         if getattr(backend, "compiled", True) is False:
             options["compiled"] = False
@@ -167,7 +167,7 @@ class BackendSpec:
 
     def build(self):
         """A new backend from this spec (see :func:`backend_of` for the cached one)."""
-        from .backends import get_backend
+        from .backends.registry import get_backend
 
         if self.factory is not None:
             return self.factory(self.model, **dict(self.options))

@@ -141,7 +141,7 @@ def dataset(robot, states, *, out, backend: str = "newton_euler", friction=None,
     model = _model(robot)
     _check_arguments(states, chunk, seed, quantities)
     spec, be = _backend(backend, model, friction)
-    with_friction = hasattr(be, "inverse_dynamics_breakdown")
+    with_friction = type(be).can("friction")
     plan = _Plan(str(Path(out).resolve()), int(states), int(chunk), int(seed), int(model_digest(model)[:16], 16),
                  bool(trajectories), tuple(quantities), bool(mass_matrix), with_friction and "tau" in quantities)
     group = _open_store(Path(out), _attributes(model, spec, be, plan), plan, model.n, overwrite)
@@ -231,10 +231,10 @@ def _backend(name: str, model: RobotModel, friction) -> tuple:
     """(spec, backend), built here first so that errors surface before any task runs and
     generated code is cached on disk before the workers read it.  A friction backend's
     spec carries its resolved FrictionModel (workers need no data file)."""
-    from .backends.registry import WITH_FRICTION
+    from .backends.registry import backends
     from .friction.parameters import resolve_friction
 
-    if name in WITH_FRICTION:
+    if name in backends(can=("friction",)):
         friction = resolve_friction(model, friction)
     elif friction is not None:
         label = getattr(friction, "name", friction)
@@ -248,9 +248,9 @@ def _backend(name: str, model: RobotModel, friction) -> tuple:
 
 
 def _attributes(model, spec: BackendSpec, be, plan: _Plan) -> dict:
-    from . import __version__
+    from ._version import __version__
 
-    friction = be.friction if hasattr(be, "inverse_dynamics_breakdown") else None
+    friction = be.friction if type(be).can("friction") else None
     urdf = model.source_urdf
     return {
         "format": FORMAT, "robot": model.name, "model_digest": model_digest(model),

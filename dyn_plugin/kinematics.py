@@ -20,8 +20,10 @@ PRISMATIC = "prismatic"
 
 
 def skew(v: np.ndarray) -> np.ndarray:
-    """Cross-product matrix ``[v]x`` with ``skew(v) @ w == cross(v, w)``; shape (..., 3, 3)."""
-    v = np.asarray(v, dtype=float)
+    """Cross-product matrix ``[v]x`` with ``skew(v) @ w == cross(v, w)``; shape (..., 3, 3).
+    Numbers become floats; an object array (exact numbers, symbols) keeps its entries."""
+    v = np.asarray(v)
+    v = v if v.dtype == object else v.astype(float)
     x, y, z = v[..., 0], v[..., 1], v[..., 2]
     zero = np.zeros_like(x)
     return np.stack(
@@ -100,14 +102,21 @@ def rotation_from_z(axis: np.ndarray) -> np.ndarray:
     For a_z ≥ 0 this is the smallest rotation taking ẑ onto a (Rodrigues' formula), the
     identity for ẑ; for a_z < 0 it is the smallest rotation onto a composed with a half
     turn about x, diag(1, −1, −1) for −ẑ.  No branch divides by 1 + a_z, so every axis on
-    the sphere, −ẑ's neighbourhood included, gives R to machine precision.
+    the sphere, −ẑ's neighbourhood included, gives R to machine precision.  The same
+    formula on exact numbers (sympy rationals) gives an exactly orthogonal R.
     """
-    x, y, z = (float(v) for v in axis)
-    s = 1.0 if z >= 0.0 else -1.0
-    k = 1.0 / (s + z)
-    return np.array([[1.0 - s * k * x * x, -k * x * y, x],
+    x, y, z = (v if isinstance(v, float) else _number(v) for v in axis)
+    s = 1 if z >= 0 else -1
+    k = 1 / (s + z)
+    return np.array([[1 - s * k * x * x, -k * x * y, x],
                      [-s * k * x * y, s - k * y * y, y],
                      [-s * x, -y, z]])
+
+
+def _number(v):
+    """A float for numpy's numbers; any other number type (an exact rational, a symbol)
+    unchanged, so that rotation_from_z of an exactly unit axis is exactly orthogonal."""
+    return float(v) if isinstance(v, (int, np.number)) else v
 
 
 def joint_motion(joint_type: str, axis: np.ndarray, q: np.ndarray):
@@ -164,4 +173,6 @@ def parallel_axis(mass, offset) -> np.ndarray:
     ...): |c|² − c_x² would cancel to rounding noise when c lies along x (a 1 kg link 1 m
     out along an axis tilted 1e-9 has 1e-18 kg·m² about it, not 1e-16 of noise)."""
     c = skew(offset)
-    return np.asarray(mass, dtype=float)[..., None, None] * (c @ np.swapaxes(c, -1, -2))
+    mass = np.asarray(mass)
+    mass = mass if mass.dtype == object else mass.astype(float)
+    return mass[..., None, None] * (c @ np.swapaxes(c, -1, -2))

@@ -35,7 +35,7 @@ from typing import Optional
 
 import numpy as np
 
-from .backends import get_backend
+from .backends.registry import get_backend
 from .backends.registry import backend_class
 from .backends.pybullet_backend import c_level_output_silenced, configure_reference_body, import_pybullet
 from .errors import DynPluginError, InputError, SimulationError, URDFError
@@ -384,7 +384,7 @@ class DynamicsStepper:
         """q̇ after one sub-step h (s): friction impulses and implicit viscous friction, or
         implicit ``damping``, or (no damping) pybullet's explicit update."""
         be = self.backend
-        if hasattr(be, "velocity_step"):
+        if type(be).can("stepping"):
             return be.velocity_step(q, qd, tau, h, viscous="implicit")
         if not np.any(self.damping):
             return qd + h * be.forward_dynamics(q, qd, tau)
@@ -419,7 +419,7 @@ def _substeps(substeps) -> int:
 def _damping(bd: BodyDynamics, backend, damping) -> np.ndarray:
     """Viscous joint damping (n,) in model order for a backend without friction; zeros
     for a friction backend (whose friction model holds it)."""
-    if hasattr(backend, "velocity_step"):
+    if type(backend).can("stepping"):
         if damping is not None:
             raise InputError(f"{backend.name}: damping= is for backends without friction; a friction backend's "
                              "viscous friction is its damping (pass friction=FrictionModel.create(n, viscous=...))")

@@ -31,9 +31,13 @@ PROFILE_VARIABLE = "DYN_PLUGIN_HYPOTHESIS_PROFILE"
 settings.load_profile(os.environ.get(PROFILE_VARIABLE, "ci"))
 
 import dyn_plugin as dp
+from dyn_plugin.backends.registry import backends
 from dyn_plugin.sampling import random_states
 
-OURS = ("newton_euler", "lagrange_euler")
+# From the registry: our rigid-body backends (newton_euler, lagrange_euler), and ours with
+# joint friction (newton_euler_friction, lagrange_euler_friction).
+OURS = tuple(backends("ours", cannot=("friction",)))
+WITH_FRICTION = tuple(backends("ours", can=("friction",)))
 
 
 @pytest.fixture(scope="session", params=dp.list_robots())

@@ -1,6 +1,6 @@
 """Closed-form dynamics of small textbook manipulators, written as plain functions.
 
-Every formula is transcribed from a source in /work/shared (see the docstrings). None of
+Every formula is transcribed from a published source (named in the docstrings). None of
 them uses dyn_plugin, so they are independent oracles for the library's backends.
 
 Conventions: numpy arrays, 0-based indices; each oracle returns the pieces of
@@ -139,7 +139,7 @@ def point_mass_two_link(q, qd, qdd, m1, m2, l1, l2, g=G0):
 
 
 # ---------------------------------------------------------------------------------
-# ROBMAT double pendulum (Horn & Linge, seed 003 §5, Out[5]-Out[9]).
+# ROBMAT double pendulum (Horn & Linge, "ROBMAT", The Mathematica Journal 4(4), 1994, §5, Out[5]-Out[9]).
 # Point masses m[i] at the distal end of link i (DH frame origin, §3 default r = 0),
 # gravity field vector {g, 0, 0} in the base frame, i.e. gravity points along +x0.
 # ---------------------------------------------------------------------------------
@@ -170,11 +170,11 @@ def robmat_newton_euler(q, qd, qdd, m1, m2, L1, L2, g):
 
 
 # ---------------------------------------------------------------------------------
-# Macsyma two-link arm with point payload (Jack, seed 000 App. B, Fortran of B.9).
+# Macsyma two-link arm with point payload (H. Jack, 1990 thesis, App. B, Fortran of B.9).
 # Transcribed literally from the fortbigopt output (constants, inverse, forward).
 # ---------------------------------------------------------------------------------
 def macsyma_constants(m1, m2, mp, l1, l2, i_1, i_2, gravity):
-    """r1..r6 from the fortbigopt(zz) block (seed 000, lines 789-817)."""
+    """r1..r6 from the fortbigopt(zz) block (Jack 1990, App. B)."""
     b3 = gravity * l1
     b1 = 4 * mp
     r1 = 4 * b3 * m2 + 2 * b3 * m1 + b1 * b3

@@ -13,9 +13,8 @@ import numpy as np
 import pytest
 
 import dyn_plugin as dp
+from conftest import OURS
 from urdf_factory import random_tree_urdf, write_urdf
-
-OURS = ("newton_euler", "lagrange_euler")
 
 GOOD_INERTIAL = """
     <inertial>

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 import dyn_plugin as dp
-from dyn_plugin import bench
-from dyn_plugin.cli import _Parser
 from dyn_plugin.errors import BackendError, InputError, UnknownRobotError
+from dyn_plugin.tools import bench
+from dyn_plugin.tools.bench.runner import _ratios
+from dyn_plugin.tools.cli.parser import _Parser
 
 FAST = dict(sizes=[1, 10], repeat=2, target=1e-4)
 
@@ -107,7 +108,7 @@ def _fake_result(sizes, pin_us, ours_us, backends=("newton_euler",)):
                                          "sizes": list(sizes)}, environment={}, measurements=measurements,
                                unavailable=[], checks=[], warmups=[], notes=[], robots={"puma560": 6})
     for N in sizes:
-        bench._ratios(result, "puma560", "ID", N)
+        _ratios(result, "puma560", "ID", N)
     return result
 
 
@@ -116,7 +117,7 @@ def test_sizes_no_target_covers_are_not_judged():
     result = _fake_result([1, 1000], pin_us=2.0, ours_us=1.0)
     slow = result.find("puma560", "ID", "newton_euler", 1000)
     slow.repeats_us = [80.0]
-    bench._ratios(result, "puma560", "ID", 1000)
+    _ratios(result, "puma560", "ID", 1000)
     assert [(t["N"], t["status"]) for t in result.targets()] == [(1, "PASS")]
     lines = bench.legend_lines(result)
     assert any("one state (N = 1" in line and "100,000 states" in line and "not judged" in line for line in lines)
@@ -171,11 +172,18 @@ def test_continuous_joints_and_a_urdf_path(tmp_path):
     assert {m.backend for m in result.measurements} == {"newton_euler", "pinocchio"}
 
 
-def test_unregistered_known_backend_is_skipped_with_a_note(monkeypatch):
-    monkeypatch.setattr(bench, "KNOWN_OURS", bench.KNOWN_OURS + ("not_yet_written",))
-    result = bench.run_bench(robots=["scara"], backends=["not_yet_written"], ops=["ID"], against=["pinocchio"],
-                             **FAST)
-    assert any("not_yet_written" in note and "skipped" in note for note in result.notes)
+def test_backend_that_cannot_be_built_is_skipped_with_a_note():
+    """Our backends are the registry's; one that cannot be built for a robot is skipped, not fatal."""
+    def not_for_this_robot(model, **options):
+        raise BackendError(f"not for {model.name}")
+
+    dp.register_backend("not_for_this_robot", not_for_this_robot)
+    try:
+        result = bench.run_bench(robots=["scara"], backends=["not_for_this_robot"], ops=["ID"], against=["pinocchio"],
+                                 **FAST)
+    finally:
+        dp.unregister_backend("not_for_this_robot")
+    assert any("not_for_this_robot" in note and "skipped" in note for note in result.notes)
     assert {m.backend for m in result.measurements} == {"pinocchio"}
 
 
@@ -243,7 +251,7 @@ def test_cli_json_to_stdout_only(capsys):
 def test_check_exits_1_on_a_miss_only():
     result = _fake_result([1, 100_000], pin_us=2.0, ours_us=1.0)
     result.find("puma560", "ID", "newton_euler", 100_000).repeats_us = [0.5]
-    bench._ratios(result, "puma560", "ID", 100_000)
+    _ratios(result, "puma560", "ID", 100_000)
     targets = result.targets()
     assert [(t["N"], t["status"]) for t in targets] == [(1, "PASS"), (100_000, "MISS")]  # 0.5×; 4× < 10×
     assert targets[1]["value"] == pytest.approx(4.0)

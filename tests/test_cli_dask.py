@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("distributed")
 pytest.importorskip("zarr")
 
-from dyn_plugin.cli import main  # noqa: E402
+from dyn_plugin.tools.cli import main  # noqa: E402
 from dyn_plugin.dataset import read_dataset  # noqa: E402
 
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dyn_plugin.cli import main
+from dyn_plugin.tools.cli import main
 
 from test_cli import FIXED_ONLY, MARKUP, TRIANGLE
 

@@ -1,8 +1,9 @@
 """Our backends against closed-form dynamics printed in the sources (textbook oracles).
 
-Sources (in /work/shared): notes/textbooks-fu-schilling.md §3 (O1-O4, O7), seed 003 (ROBMAT
-double pendulum, Horn & Linge 1994 §5) and seed 000 (Macsyma two-link arm with payload,
-Jack 1990 App. B). The formulas live in tests/oracles.py; the URDFs below are built so that
+Sources: Fu, Gonzalez & Lee, *Robotics*, Sec. 3.2.6 (O1) and Prob. 3.16 (O7); Schilling,
+*Fundamentals of Robotics*, Secs. 6-5, 6-6 and 6-9 (O2, O3, O4); Horn & Linge 1994, ROBMAT §5
+(double pendulum); Jack 1990, App. B (Macsyma two-link arm with payload). The formulas live in
+tests/oracles.py, each under its source's section; the URDFs below are built so that
 they describe the same bodies. The books put link frames at the distal joint (COM at -l/2);
 URDF link frames sit at the proximal joint, so the COM is at +l/2 and the next joint at (l,0,0).
 """
@@ -13,8 +14,7 @@ import pytest
 
 import dyn_plugin as dp
 import oracles as O
-
-BACKENDS = ("newton_euler", "lagrange_euler")
+from conftest import OURS as BACKENDS
 N_STATES = 20
 RTOL = 1e-12          # relative to max(1, |ref|), element-wise
 GOLDEN_ATOL = 1e-9    # golden values are printed with 10 decimals
@@ -79,7 +79,7 @@ def scara_urdf(m1, m2, m3, a1, a2, d1=0.4, l3=0.3):
 
 
 def macsyma_urdf(m1, m2, mp, l1, l2, i1, i2, payload="fixed_link"):
-    """Seed 000: COMs at l1/2 and l2/2, planar COM inertias i1, i2 about z, point payload mp at the tip.
+    """Jack 1990, App. B: COMs at l1/2 and l2/2, planar COM inertias i1, i2 about z, point payload mp at the tip.
 
     The out-of-plane moments (0.6 i) never act in planar motion; they only keep the tensor physical.
     payload="fixed_link": payload is its own link on a fixed joint; "lumped": merged into link 2.
@@ -109,7 +109,7 @@ P_MX = dict(m1=2.3, m2=1.7, mp=0.6, l1=0.8, l2=0.55, i_1=0.13, i_2=0.07, gravity
 
 
 def _robmat_terms(q, qd, m1, m2, L1, L2, g):
-    """ROBMAT configuration-space pieces as (D, velocity term, gravity) (seed 003 In[10])."""
+    """ROBMAT configuration-space pieces as (D, velocity term, gravity) (Horn & Linge 1994, In[10])."""
     M, B, C, G = O.robmat_configuration_space(q, m1, m2, L1, L2, g)
     return M, 2 * B @ [qd[0] * qd[1]] + C @ (np.asarray(qd) ** 2), G
 
@@ -158,7 +158,7 @@ def assert_close(got, ref, what, rtol=RTOL):
 @pytest.mark.parametrize("bname", BACKENDS)
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_inverse_dynamics(case, bname):
-    """tau = D qdd + h + c of notes §3 (O1 Fu 3.2.6, O2 Schilling 6-5, O3 6-6, O4 6-9, O7) and ROBMAT In[10]."""
+    """tau = D qdd + h + c (O1 Fu 3.2.6, O2 Schilling 6-5, O3 6-6, O4 6-9, O7 Fu Prob. 3.16) and ROBMAT In[10]."""
     n, xml, grav, terms = CASES[case]
     be = backend(bname, xml, grav)
     for k, (q, qd, qdd) in enumerate(states(n, seed=1)):
@@ -203,7 +203,7 @@ def _golden_backends(xml, grav):
 
 
 def test_o2_golden_values():
-    """Notes §3 O2 golden values (Schilling two-axis, m=a=1, home q=(pi/3,-pi/3); second case)."""
+    """O2 golden values (Schilling Sec. 6-5, two-axis arm, m=a=1, home q=(pi/3,-pi/3); second case)."""
     p = dict(m1=1.0, m2=1.0, a1=1.0, a2=1.0)
     q = np.array([np.pi / 3, -np.pi / 3])
     D, vel, grav = O.schilling_two_axis_terms(q, [1.0, 2.0], **p)
@@ -223,7 +223,7 @@ def test_o2_golden_values():
 
 
 def test_o3_scara_golden_values():
-    """Notes §3 O3 golden values (Schilling SCARA, m=(3,2,1.2), a1=.45, a2=.35)."""
+    """O3 golden values (Schilling Sec. 6-6, SCARA, m=(3,2,1.2), a1=.45, a2=.35)."""
     p = dict(m1=3.0, m2=2.0, m3=1.2, a1=0.45, a2=0.35)
     q, qd, qdd = [0.4, -1.2, 0.05], [0.9, -0.6, 0.2], [1.5, 0.3, -0.8]
     D_ref = [[1.3302805905, -0.3542236286, 0], [-0.3542236286, 0.2286666667, 0], [0, 0, 1.2]]
@@ -239,7 +239,7 @@ def test_o3_scara_golden_values():
 
 
 def test_o4_pendulum_golden_values():
-    """Notes §3 O4 / Schilling 6-9: m1 = a1 = 1, q1 = pi/3 gives tau = 2.45155 (qdd=0), 2.7848833333 (qdd=1)."""
+    """O4 / Schilling Sec. 6-9: m1 = a1 = 1, q1 = pi/3 gives tau = 2.45155 (qdd=0), 2.7848833333 (qdd=1)."""
     q, qd = [np.pi / 3], [0.0]
     assert np.allclose(O.pendulum(q, qd, [1.0], 1.0, 1.0), [2.7848833333], rtol=0, atol=GOLDEN_ATOL)
     for be in _golden_backends(rods_urdf((1.0,), (1.0,)), Y_DOWN):
@@ -259,7 +259,7 @@ def test_fu_christoffel():
 
 
 def test_schilling_velocity_matrices_match_closed_forms():
-    """Notes §3 O2/O3: qd^T C^i qd of the printed C^i equals the printed velocity vector c (oracle check)."""
+    """O2/O3 (Schilling 6-5, 6-6): qd^T C^i qd of the printed C^i equals the printed velocity vector c (oracle check)."""
     for q, qd, _ in states(3, seed=13):
         C = O.schilling_scara_velocity_matrices(q, P_SC["m2"], P_SC["m3"], P_SC["a1"], P_SC["a2"])
         assert_close(np.einsum("k,ikm,m->i", qd, C, qd), O.schilling_scara_terms(q, qd, **P_SC)[1], "SCARA c")
@@ -269,7 +269,7 @@ def test_schilling_velocity_matrices_match_closed_forms():
 
 
 def test_schilling_christoffel():
-    """Notes §4.12: h_ikm = symmetric part of Schilling's C^i (O2 Sec. 6-5, O3 SCARA Sec. 6-6)."""
+    """h_ikm = symmetric part of Schilling's C^i (O2 Sec. 6-5, O3 SCARA Sec. 6-6)."""
     for case, n, oracle in (("O2_schilling_two_axis", 2, lambda q: O.schilling_two_axis_velocity_matrices(
                                  q, P_S2["m2"], P_S2["a1"], P_S2["a2"])),
                             ("O3_schilling_scara", 3, lambda q: O.schilling_scara_velocity_matrices(
@@ -281,7 +281,7 @@ def test_schilling_christoffel():
 
 
 def test_scara_configuration_space():
-    """ROBMAT layout (seed 003 §4.2) of the SCARA: B columns (1,2),(1,3),(2,3) = h_ijk, C[i,j] = h_ijj, G = (0,0,-g0 m3)."""
+    """ROBMAT layout (Horn & Linge 1994, §4.2) of the SCARA: B columns (1,2),(1,3),(2,3) = h_ijk, C[i,j] = h_ijj, G = (0,0,-g0 m3)."""
     _, xml, grav, terms = CASES["O3_schilling_scara"]
     be = backend("lagrange_euler", xml, grav)
     for k, (q, qd, _) in enumerate(states(3, seed=15)):
@@ -293,9 +293,9 @@ def test_scara_configuration_space():
             assert_close(got, ref, f"state {k} {name}")
 
 
-# --------------------------------------------------------------------------------- ROBMAT (seed 003)
+# --------------------------------------------------------------------------------- ROBMAT (Horn & Linge 1994)
 def test_robmat_oracle_self_consistency():
-    """Seed 003 In[10]/Out[11]: M qdd + 2B qq + C qd^2 + G equals the printed NewtonEuler F (Out[9])."""
+    """Horn & Linge 1994, In[10]/Out[11]: M qdd + 2B qq + C qd^2 + G equals the printed NewtonEuler F (Out[9])."""
     for q, qd, qdd in states(2, seed=6):
         M, B, C, G = O.robmat_configuration_space(q, **P_RM)
         f = M @ qdd + 2 * B @ [qd[0] * qd[1]] + C @ qd**2 + G
@@ -303,7 +303,7 @@ def test_robmat_oracle_self_consistency():
 
 
 def test_robmat_configuration_space():
-    """Seed 003 Out[5]-Out[8]: ConfigurationSpace[q, {g,0,0}] -> M, B, CC, G of the double pendulum."""
+    """Horn & Linge 1994, Out[5]-Out[8]: ConfigurationSpace[q, {g,0,0}] -> M, B, CC, G of the double pendulum."""
     _, xml, grav, _ = CASES["robmat_double_pendulum"]
     be = backend("lagrange_euler", xml, grav)
     for k, (q, _, _) in enumerate(states(2, seed=7)):
@@ -314,14 +314,14 @@ def test_robmat_configuration_space():
 
 @pytest.mark.parametrize("bname", BACKENDS)
 def test_robmat_newton_euler(bname):
-    """Seed 003 Out[9]: F = NewtonEuler[q, {g,0,0}] of the double pendulum, via inverse_dynamics."""
+    """Horn & Linge 1994, Out[9]: F = NewtonEuler[q, {g,0,0}] of the double pendulum, via inverse_dynamics."""
     _, xml, grav, _ = CASES["robmat_double_pendulum"]
     be = backend(bname, xml, grav)
     for k, (q, qd, qdd) in enumerate(states(2, seed=8)):
         assert_close(be.inverse_dynamics(q, qd, qdd), O.robmat_newton_euler(q, qd, qdd, **P_RM), f"state {k} F")
 
 
-# --------------------------------------------------------------------------------- Macsyma (seed 000)
+# --------------------------------------------------------------------------------- Macsyma (Jack 1990, App. B)
 MX_R = O.macsyma_constants(**P_MX)
 MX_GRAVITY = (0.0, -P_MX["gravity"], 0.0)   # g = matrix([0],[gravity],[0]), V = +m g.x: y up
 MX_PAYLOADS = ("fixed_link", "lumped")
@@ -335,7 +335,7 @@ def _mx_backend(bname, payload):
 @pytest.mark.parametrize("payload", MX_PAYLOADS)
 @pytest.mark.parametrize("bname", BACKENDS)
 def test_macsyma_torques(bname, payload):
-    """Seed 000 B.9 fortbigopt torque1/torque2 (lines 827-869) vs inverse_dynamics."""
+    """Jack 1990, App. B.9: the fortbigopt Fortran's torque1/torque2 vs inverse_dynamics."""
     be = _mx_backend(bname, payload)
     for k, (q, qd, qdd) in enumerate(states(2, seed=9)):
         assert_close(be.inverse_dynamics(q, qd, qdd), O.macsyma_torques(q, qd, qdd, MX_R), f"state {k} tau")
@@ -344,7 +344,7 @@ def test_macsyma_torques(bname, payload):
 @pytest.mark.parametrize("payload", MX_PAYLOADS)
 @pytest.mark.parametrize("bname", BACKENDS)
 def test_macsyma_terms(bname, payload):
-    """Seed 000 torque formula probed (Fu Probs. 3.11/3.12): g = tau(q,0,0), bias = tau(q,qd,0), M[:,k] = tau(q,0,e_k) - g."""
+    """Jack 1990 torque formula probed (Fu Probs. 3.11/3.12): g = tau(q,0,0), bias = tau(q,qd,0), M[:,k] = tau(q,0,e_k) - g."""
     be = _mx_backend(bname, payload)
     zero = np.zeros(2)
     for k, (q, qd, _) in enumerate(states(2, seed=10)):
@@ -358,7 +358,7 @@ def test_macsyma_terms(bname, payload):
 @pytest.mark.parametrize("payload", MX_PAYLOADS)
 @pytest.mark.parametrize("bname", BACKENDS)
 def test_macsyma_forward_dynamics(bname, payload):
-    """Seed 000 B.9 forward dynamics 'DIFF(t1,t,2), 'DIFF(t2,t,2) (lines 977-1039) vs forward_dynamics."""
+    """Jack 1990, App. B.9: forward dynamics 'DIFF(t1,t,2), 'DIFF(t2,t,2) vs forward_dynamics."""
     be = _mx_backend(bname, payload)
     rng = np.random.default_rng(11)
     for k, (q, qd, _) in enumerate(states(2, seed=11)):
@@ -367,7 +367,7 @@ def test_macsyma_forward_dynamics(bname, payload):
 
 
 def test_macsyma_oracle_self_consistency():
-    """Seed 000: the printed forward dynamics inverts the printed torques (solve() of c55)."""
+    """Jack 1990, App. B.9: the printed forward dynamics inverts the printed torques (solve() of c55)."""
     for q, qd, qdd in states(2, seed=12):
         tau = O.macsyma_torques(q, qd, qdd, MX_R)
         assert_close(O.macsyma_forward(q, qd, tau, MX_R), qdd, "FD(ID(qdd))", rtol=1e-10)

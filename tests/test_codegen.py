@@ -141,7 +141,7 @@ def test_python_refuses_bad_shapes_and_non_finite_input(models):
 
 def test_cli_python_takes_one_state(capsys):
     """``dyn-plugin codegen ROBOT --lang python``'s output, run, for one state."""
-    from dyn_plugin.cli import main
+    from dyn_plugin.tools.cli import main
     assert main(["codegen", "stanford", "--lang", "python"]) == 0
     source = capsys.readouterr().out
     model = dp.load_robot("stanford")

@@ -3,8 +3,9 @@
 Every quantity of ``newton_euler`` (compiled, the default) against ``newton_euler`` with
 ``compiled=False`` (dyn_plugin.algorithms), on every bundled robot and on random trees
 with prismatic joints, general axes and branches; the single-state path against the batch
-path; the parallel path against the serial one; friction backends against their numpy
-composition.  Tolerance 1e-12 relative to max(1, |reference|).
+path; the parallel path against the serial one; the terms switch (dyn_plugin.terms.Terms)
+and the armature of CompiledDynamics; the friction backend over the compiled newton_euler
+against the same over the numpy one.  Tolerance 1e-12 relative to max(1, |reference|).
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import numpy as np
 import pytest
 
 import dyn_plugin as dp
-from dyn_plugin.compiled import NO_SINGLE_STATE_PATH, kernels
+from dyn_plugin.compiled import CompiledDynamics, kernels, shifted_spd_solve
 from dyn_plugin.errors import InputError
+from dyn_plugin.terms import Terms
 from urdf_factory import random_tree_urdf
 
 TOL = 1e-12
@@ -141,20 +143,19 @@ def test_bad_input_on_the_fast_path_is_named(method, args, message):
 
 
 @pytest.mark.parametrize("profile", ["corke", "dhanaraj"])
-def test_friction_backend_fast_path_equals_its_numpy_composition(profile):
-    """ID, FD (with joints at rest, which need stiction) and M of newton_euler_friction against
-    the same backend on the numpy reference (the Python composition of rigid body + friction)."""
+def test_friction_backend_over_compiled_equals_over_numpy(profile):
+    """ID, FD (with joints at rest, which need stiction) and M of newton_euler_friction
+    against the same wrapper over the numpy newton_euler (``compiled=False``), batches and
+    one state; and its short path for one state against the composition of the breakdown."""
     model = dp.load_robot("puma560")
     fast = dp.get_backend("newton_euler_friction", model, profile=profile)
-    ref = dp.get_backend("newton_euler_friction", model, profile=profile)
-    for backend in (ref.bare, ref.rigid):
-        backend.compiled, backend._single, backend._fast = False, NO_SINGLE_STATE_PATH, None
-    ref._rigid_fast = ref._with_friction_fast = None
-    ref._single = NO_SINGLE_STATE_PATH
+    ref = dp.get_backend("newton_euler_friction", model, profile=profile, compiled=False)
+    assert fast.compiled and not ref.compiled and not ref.rigid.compiled
     q, qd, qdd = _states(model, 30, seed=3)
     qd[::3, 1] = 0.0                                     # joint 2 at rest in a third of the states
     assert rel(fast.inverse_dynamics(q, qd, qdd), ref.inverse_dynamics(q, qd, qdd)) <= TOL
     assert rel(fast.inverse_dynamics(q[1], qd[1], qdd[1]), ref.inverse_dynamics(q[1], qd[1], qdd[1])) <= TOL
+    assert rel(fast.inverse_dynamics(q[1], qd[1], qdd[1]), ref.inverse_dynamics_breakdown(q[1], qd[1], qdd[1]).input) <= TOL
     assert rel(fast.mass_matrix(q), ref.mass_matrix(q)) <= TOL
     tau = ref.inverse_dynamics(q, qd, qdd) + np.random.default_rng(4).normal(0, 3, q.shape)
     M = ref.mass_matrix(q)
@@ -162,6 +163,55 @@ def test_friction_backend_fast_path_equals_its_numpy_composition(profile):
     for k in (0, 1):                                     # at rest (stiction) and sliding, one state
         assert_same_accelerations(fast.forward_dynamics(q[k], qd[k], tau[k]),
                                   ref.forward_dynamics(q[k], qd[k], tau[k]), M[k])
+        assert_same_accelerations(fast.forward_dynamics(q[k], qd[k], tau[k]),
+                                  fast.forward_dynamics(q[k:k + 1], qd[k:k + 1], tau[k:k + 1])[0], M[k])
+
+
+def test_terms_select_the_parts_of_the_torque(pair):
+    """CompiledDynamics.torques(q, q̇, q̈, terms): INERTIA is M q̈, VELOCITY C q̇, GRAVITY g;
+    the parts add up to the whole; the named methods are their terms; gravity is the model's."""
+    fast, _ = pair
+    model = fast.model
+    compiled = CompiledDynamics(model)
+    q, qd, qdd = _states(model, 12, seed=5)
+    parts = {terms: compiled.torques(q, qd, qdd, terms) for terms in (Terms.INERTIA, Terms.VELOCITY, Terms.GRAVITY)}
+    whole = compiled.torques(q, qd, qdd, Terms.ALL)
+    assert rel(np.einsum("nij,nj->ni", compiled.mass_matrix(q), qdd), parts[Terms.INERTIA]) <= TOL
+    assert rel(sum(parts.values()), whole) <= TOL
+    assert np.array_equal(whole, compiled.inverse_dynamics(q, qd, qdd))
+    assert np.array_equal(compiled.torques(q, qd, qdd, Terms.BIAS), compiled.bias_forces(q, qd))
+    assert np.array_equal(parts[Terms.GRAVITY], compiled.gravity_torques(q))
+    assert np.array_equal(parts[Terms.VELOCITY], compiled.velocity_terms(q, qd))
+    assert rel(compiled.torques(q, qd, qdd, Terms.INERTIA | Terms.GRAVITY),
+               parts[Terms.INERTIA] + parts[Terms.GRAVITY]) <= TOL
+    assert np.array_equal(compiled.torques(q, qd, qdd, Terms(0)), np.zeros_like(q))
+    assert np.array_equal(compiled.torques(q, qd, qdd, int(Terms.BIAS)), compiled.bias_forces(q, qd))
+    with pytest.raises(InputError, match="terms must be"):
+        compiled.torques(q, qd, qdd, True)
+    moon = CompiledDynamics(model.with_gravity(0.165 * np.asarray(model.gravity)))
+    assert rel(moon.gravity_torques(q), 0.165 * compiled.gravity_torques(q)) <= TOL
+
+
+def test_armature_is_on_the_diagonal_of_M_only():
+    """CompiledDynamics(model, armature=a): M + diag(a), τ + a q̈ (INERTIA only), the
+    articulated-body q̈ solves (M + diag a) q̈ = τ − bias; wrenches do not change."""
+    model = dp.load_robot("stanford")                    # revolute and prismatic joints
+    a = np.linspace(0.2, 1.2, model.n)
+    plain, rotors = CompiledDynamics(model), CompiledDynamics(model, armature=a)
+    q, qd, qdd = _states(model, 20, seed=6)
+    assert rel(rotors.mass_matrix(q), plain.mass_matrix(q) + np.diag(a)) <= TOL
+    assert rel(rotors.inverse_dynamics(q, qd, qdd), plain.inverse_dynamics(q, qd, qdd) + a * qdd) <= TOL
+    assert np.array_equal(rotors.bias_forces(q, qd), plain.bias_forces(q, qd))
+    tau = rotors.inverse_dynamics(q, qd, qdd)
+    assert_same_accelerations(rotors.forward_dynamics(q, qd, tau), qdd, rotors.mass_matrix(q))
+    solved = shifted_spd_solve(plain.mass_matrix(q), a, tau - plain.bias_forces(q, qd))
+    assert_same_accelerations(solved, qdd, rotors.mass_matrix(q))
+    one = np.empty(model.n)
+    assert kernels.single("shifted_spd_solve")(plain.mass_matrix(q[:1])[0], a, (tau - plain.bias_forces(q, qd))[0],
+                                                one) == kernels.OK
+    assert np.array_equal(one, solved[0])
+    for mine, theirs in zip(rotors.joint_wrenches(q, qd, qdd), plain.joint_wrenches(q, qd, qdd)):
+        assert np.array_equal(mine, theirs)
 
 
 def test_a_million_states_stay_within_a_few_hundred_megabytes():

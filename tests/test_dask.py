@@ -1,4 +1,4 @@
-"""dyn_plugin.dask and dyn_plugin.dataset on a real 2-process LocalCluster (issue #17).
+"""dyn_plugin.dask and dyn_plugin.dataset on a real 2-process LocalCluster.
 
 Lazy dynamics equal to the direct batch calls bit for bit; one backend build per worker
 process; datasets identical serially and on two workers, after resuming, and after a

@@ -6,7 +6,7 @@ import pytest
 import dyn_plugin as dp
 from dyn_plugin.kinematics import forward_kinematics
 from dyn_plugin.robots import bundled_dir, generate_urdf, robot_table
-from conftest import rel_err
+from conftest import OURS, rel_err
 from oracles import fu_two_link, schilling_scara
 from urdf_factory import random_tree_urdf
 
@@ -24,7 +24,7 @@ def test_standard_dh_two_link_equals_fu_closed_form():
             dp.DHRow("revolute", alpha=0.0, a=l, d=0.0, theta=0.0, **_rod(m2, l))]
     model = dp.model_from_dh(rows, "standard", gravity=(0.0, -g, 0.0))
     rng = np.random.default_rng(1)
-    for backend in ("newton_euler", "lagrange_euler"):
+    for backend in OURS:
         be = dp.get_backend(backend, model)
         for _ in range(10):
             q, qd, qdd = rng.uniform(-2, 2, (3, 2))
@@ -43,7 +43,7 @@ def test_standard_dh_scara_with_prismatic_row_equals_schilling():
                      inertia=(rod3, rod3, 1e-9, 0, 0, 0))]
     model = dp.model_from_dh(rows, "standard", gravity=(0.0, 0.0, -g))
     rng = np.random.default_rng(2)
-    for backend in ("newton_euler", "lagrange_euler"):
+    for backend in OURS:
         be = dp.get_backend(backend, model)
         for _ in range(10):
             q, qd, qdd = rng.uniform(-1, 1, (3, 3))

@@ -14,15 +14,17 @@ import pinocchio as pin
 import pytest
 
 import dyn_plugin as dp
-from conftest import rel_err
+from conftest import WITH_FRICTION, rel_err
+from dyn_plugin.backends.registry import backend_class
 from dyn_plugin.friction import (BearingFriction, EfficiencyCurve, TransmissionFriction, VelocityFriction,
                                  journal_bearing, journal_bearing_pair, linear_bearing, thrust_bearing)
 from dyn_plugin.friction.parameters import FrictionModel, load_friction
 from dyn_plugin.sampling import random_states
 
 RTOL = 1e-9
-FRICTION = ("newton_euler_friction", "lagrange_euler_friction")
-RIGID = {"newton_euler_friction": "newton_euler", "lagrange_euler_friction": "lagrange_euler"}
+FRICTION = WITH_FRICTION
+# each friction backend's frictionless counterpart: the backend its class wraps by default
+RIGID = {name: backend_class(name).default_rigid for name in FRICTION}
 
 PENDULUM = """<robot name="pendulum"><link name="base"/>
 <link name="bob"><inertial><origin xyz="0 0 -0.8"/><mass value="1.5"/>
@@ -62,8 +64,8 @@ def pendulum():
 
 
 def corke_velocity(n=6):
-    """Corke's PUMA velocity friction (REFERENCE.md) with a 40 % static peak, so that the
-    static and Coulomb levels differ."""
+    """Corke's PUMA velocity friction (urdf/puma560_friction.toml, profile corke) with a 40 %
+    static peak, so that the static and Coulomb levels differ."""
     coulomb = np.array([24.73, 13.59, 7.09, 0.85, 0.67, 0.30])[:n]
     coulomb_negative = np.array([27.24, 7.66, 5.64, 1.29, 1.04, 0.81])[:n]
     return VelocityFriction.create(n, viscous=np.array([5.80, 9.50, 3.98, 0.41, 0.43, 0.22])[:n],
@@ -226,7 +228,7 @@ def test_breakdown_columns_against_independent_references(puma, backend, armatur
         np.testing.assert_array_equal(getattr(single, field.name), getattr(parts, field.name)[3])
 
 
-# Dhanaraj Table 3.5 (notes §5.1), joints 1-3 at t = 0.6 s
+# Dhanaraj Table 3.5, joints 1-3 at t = 0.6 s
 T35_AT_JOINT = np.array([2.9943, -15.9646, -0.6801])       # "total torque at joint", τ_out
 T35_TRANSMISSION = np.array([9.8968, -17.9472, 3.0449])    # "transmission frictional torque"
 T35_INPUT = np.array([12.8911, -33.9117, 2.3648])          # "total input torque"
@@ -240,8 +242,8 @@ def test_table_3_5_transmission_torques(puma, backend):
     """Table 3.5's input torques from its joint torques through the backend's transmission.
 
     The efficiency curve is not printed; its three points are back-solved from the table
-    itself (link I driving, case 1; link II driving, case 2; link III back-driven, case 4,
-    notes §5.1), at the load ratios |τ_out|/τ_max.  The backend must then pick the same case
+    itself (link I driving, case 1; link II driving, case 2; link III back-driven, case 4:
+    the cases of Table 3.2 that the table's signs allow), at the load ratios |τ_out|/τ_max.  The backend must then pick the same case
     for each sign pattern and apply the breakaway with the sign of q̇; a wrong case (η for
     1/η) or breakaway sign is off by several N·m.
     """
@@ -249,7 +251,7 @@ def test_table_3_5_transmission_torques(puma, backend):
     eta = np.array([T35_AT_JOINT[0] / (T35_INPUT[0] - T34_BREAKAWAY[0]),     # case 1
                     T35_AT_JOINT[1] / (T35_INPUT[1] + T34_BREAKAWAY[1]),     # case 2
                     (T35_INPUT[2] - T34_BREAKAWAY[2]) / T35_AT_JOINT[2]])    # case 4
-    np.testing.assert_allclose(eta, [0.454, 0.562, 0.346], atol=5e-4)       # the note's rounded values
+    np.testing.assert_allclose(eta, [0.454, 0.562, 0.346], atol=5e-4)       # rounded, as back-solved by hand
     order = np.argsort(ratio)
     curve = EfficiencyCurve(ratio[order], eta[order])
     transmission = TransmissionFriction.create(6, [curve] * 3 + [None] * 3, list(T34_RATED) + [1.0] * 3,
@@ -266,7 +268,7 @@ def test_table_3_5_transmission_torques(puma, backend):
     assert np.max(np.abs(parts.input[:3] - T35_INPUT)) <= 2e-4
     assert np.max(np.abs(parts.transmission[:3] - T35_TRANSMISSION)) <= 2e-4
     np.testing.assert_array_equal(parts.transmission[3:], 0.0)
-    # link III: the input torque has the opposite sign to the joint torque (notes §5.1)
+    # link III: the input torque has the opposite sign to the joint torque (Table 3.5: 2.3648 vs −0.6801)
     assert parts.input[2] * parts.output[2] < 0
 
 
@@ -625,8 +627,8 @@ def test_urdf_dynamics_is_viscous_and_coulomb():
 
 
 def test_bundled_puma_profiles_carry_the_published_numbers(puma):
-    """REFERENCE.md "Robot data": Corke's joint-side viscous and Coulomb values, Dhanaraj
-    Table 3.4 (Armstrong 1988) and the AKB motor inertias."""
+    """urdf/puma560_friction.toml and the sources it cites: Corke's joint-side viscous and
+    Coulomb values, Dhanaraj Table 3.4 (Armstrong 1988) and the AKB motor inertias."""
     corke = dp.get_backend("newton_euler_friction", puma).friction  # default profile
     assert corke.name == "corke"
     np.testing.assert_array_equal(corke.velocity.viscous, [5.80, 9.50, 3.98, 0.41, 0.43, 0.22])
@@ -743,3 +745,79 @@ def test_velocity_step_needs_a_positive_time_step():
     be = dp.get_backend("newton_euler_friction", scara, friction=FrictionModel.create(scara.n, coulomb=1.0))
     with pytest.raises(dp.InputError, match="dt must be positive"):
         be.velocity_step(np.zeros(4), np.zeros(4), np.zeros(4), -1e-3)
+
+
+# -- 12. friction over any backend -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("armature_form", ["diagonal", "link"])
+@pytest.mark.parametrize("load_dependent", [False, True])
+def test_friction_over_pinocchio_equals_friction_over_newton_euler(puma, load_dependent, armature_form):
+    """The wrapper only uses the rigid backend's public methods (and joint wrenches from a
+    backend that declares them), so friction over pinocchio (which takes the diagonal
+    armature itself, and has no joint wrenches) is friction over newton_euler: ID, FD (also
+    with joints at rest: stiction) and every column of the breakdown, to 1e-12."""
+    if load_dependent:
+        friction = dhanaraj_with_velocity(puma, armature_form)
+    else:
+        transmission = TransmissionFriction.create(6, None, 1.0, breakaway=[6.3, 5.5, 2.6, 0.0, 0.0, 0.0])
+        friction = FrictionModel(corke_velocity(), transmission=transmission, armature_form=armature_form,
+                                 armature=[0.784, 2.325, 0.577, 0.191, 0.171, 0.194])
+    assert friction.load_dependent == load_dependent
+    ours = dp.get_backend("newton_euler_friction", puma, friction=friction)
+    theirs = dp.with_friction("pinocchio", puma, friction=friction)
+    assert theirs.rigid.name == "pinocchio" and theirs.name == "pinocchio_friction"
+    s = random_states(puma, 12, seed=21)
+    qd = s.qd.copy()
+    qd[::4, 1] = 0.0                                          # joint 2 at rest in every fourth state
+    parts, reference = theirs.inverse_dynamics_breakdown(s.q, qd, s.qdd), ours.inverse_dynamics_breakdown(s.q, qd, s.qdd)
+    for field in dataclasses.fields(parts):
+        assert rel_err(getattr(parts, field.name), getattr(reference, field.name)) <= 1e-12, field.name
+    assert np.any(parts.armature != 0) and np.any(parts.velocity != 0) and np.any(parts.transmission != 0)
+    assert np.any(parts.bearing != 0) == load_dependent
+    tau = ours.inverse_dynamics(s.q, qd, s.qdd)
+    assert rel_err(theirs.inverse_dynamics(s.q, qd, s.qdd), tau) <= 1e-12
+    assert rel_err(theirs.mass_matrix(s.q), ours.mass_matrix(s.q)) <= 1e-12
+    assert rel_err(theirs.forward_dynamics(s.q, qd, tau), ours.forward_dynamics(s.q, qd, tau)) <= 1e-12
+    for k in (0, 1):                                          # one state: at rest (stiction), sliding
+        assert rel_err(theirs.inverse_dynamics(s.q[k], qd[k], s.qdd[k]), tau[k]) <= 1e-12
+        assert rel_err(theirs.forward_dynamics(s.q[k], qd[k], tau[k]), ours.forward_dynamics(s.q[k], qd[k], tau[k])) <= 1e-12
+    for mine, reference in zip(theirs.joint_wrenches(s.q, qd, s.qdd), ours.joint_wrenches(s.q, qd, s.qdd)):
+        assert rel_err(mine, reference) <= 1e-12
+
+
+def test_with_friction_is_the_wrapper_over_a_registered_backend(puma):
+    """dp.with_friction(name, model) and get_backend("..._friction", model, rigid=name) are
+    the same wrapper; lagrange_euler_friction is the wrapper over lagrange_euler; options
+    of the rigid backend pass through; a backend with friction of its own is refused."""
+    s = random_states(puma, 5, seed=22)
+    a = dp.with_friction("lagrange_euler", puma, profile="dhanaraj")
+    b = dp.get_backend("newton_euler_friction", puma, profile="dhanaraj", rigid="lagrange_euler")
+    c = dp.get_backend("lagrange_euler_friction", puma, profile="dhanaraj")
+    assert a.name == b.name == c.name == "lagrange_euler_friction"
+    for be in (a, b):
+        np.testing.assert_array_equal(be.inverse_dynamics(s.q, s.qd, s.qdd), c.inverse_dynamics(s.q, s.qd, s.qdd))
+    for be in (a, b, c):
+        assert type(be).kind == "ours" and type(be).can("friction", "stepping", "joint_wrenches")
+        assert be.rigid.name == "lagrange_euler" and not type(be.rigid).can("friction")
+    numpy = dp.with_friction("newton_euler", puma, compiled=False)
+    assert not numpy.compiled and numpy.rigid.compiled is False and numpy.name == "newton_euler_friction"
+    assert "rigid='newton_euler'" in repr(numpy)
+    with pytest.raises(dp.BackendError, match="has friction of its own"):
+        dp.with_friction("newton_euler_friction", puma)
+    with pytest.raises(dp.BackendError, match="unknown backend 'bullet'"):
+        dp.get_backend("newton_euler_friction", puma, rigid="bullet")
+
+
+def test_joint_wrenches_come_from_a_backend_that_declares_them(puma):
+    """A rigid backend without the joint_wrenches capability (pinocchio) gets them from the
+    first registered backend that declares them, on the rigid backend's model (with the
+    rotors in the links here)."""
+    assert not backend_class("pinocchio").can("joint_wrenches")
+    be = dp.with_friction("pinocchio", puma, friction=dhanaraj_with_velocity(puma, "link"))
+    s = random_states(puma, 4, seed=23)
+    f, n = be.joint_wrenches(s.q, s.qd, s.qdd)
+    f_ref, n_ref = dp.get_backend("newton_euler", be.rigid.model).joint_wrenches(s.q, s.qd, s.qdd)
+    np.testing.assert_array_equal(f, f_ref)
+    np.testing.assert_array_equal(n, n_ref)
+    assert np.max(np.abs(be.inverse_dynamics_breakdown(s.q, s.qd, s.qdd).bearing)) > 0.1

@@ -1,5 +1,6 @@
-"""Friction models: the properties of the sources (Schilling 6-3-3; Dhanaraj ch. 3) and
-hand-computed bearing cases."""
+"""Friction models: the properties of the sources (Schilling, Fundamentals of Robotics,
+eq. 6-3-3; Dhanaraj's thesis, ch. 3), hand-computed bearing cases, and the compiled
+velocity-friction law (dyn_plugin.friction.models.compiled / single) against its numpy form."""
 
 import dataclasses
 
@@ -7,14 +8,16 @@ import numpy as np
 import pytest
 
 import dyn_plugin as dp
-from dyn_plugin.friction import (EfficiencyCurve, VelocityFriction, journal_bearing, journal_bearing_pair,
-                                 linear_bearing, thrust_bearing, transmission_input_torque)
+from dyn_plugin.friction import (EfficiencyCurve, TransmissionFriction, VelocityFriction, direction, journal_bearing,
+                                 journal_bearing_pair, linear_bearing, thrust_bearing, transmission_input_torque)
+from dyn_plugin.friction import models as law
+from dyn_plugin.friction.parameters import FrictionModel
 
 RNG = np.random.default_rng(0)
 
 
 def schilling(qd, bv, bd, bs, eps):
-    """Schilling eq. 6-3-3 transcribed (notes O6)."""
+    """Schilling eq. 6-3-3 transcribed: b = b_v q̇ + sgn(q̇) (b_d + (b_s − b_d) exp(−|q̇|/ε))."""
     return bv * qd + np.sign(qd) * (bd + (bs - bd) * np.exp(-np.abs(qd) / eps))
 
 
@@ -109,7 +112,7 @@ def test_pure_thrust():
 
 def test_journal_pair_is_invariant_under_rotation_about_the_axis():
     """The statics form depends only on the load, not on how the frame is turned about z;
-    the printed eq. 3.3 does not have this property (thesis note §3.2)."""
+    the printed eq. 3.3 does not have this property (see journal_bearing_pair's docstring)."""
     f, n = RNG.normal(size=(100, 3)), RNG.normal(size=(100, 3))
     angle = RNG.uniform(0, 2 * np.pi, 100)
     c, s = np.cos(angle), np.sin(angle)
@@ -159,3 +162,87 @@ def test_cubic_curve_passes_through_its_points_and_stays_in_range():
 def test_bad_efficiency_curves(ratio, efficiency, fragment):
     with pytest.raises(dp.ModelError, match=fragment):
         EfficiencyCurve(ratio, efficiency)
+
+
+# -- the compiled law ----------------------------------------------------------------------------
+
+
+def _friction_model(smoothing=0.0):
+    velocity = VelocityFriction.create(3, viscous=[0.3, 0.0, 0.2], coulomb=[1.2, 0.5, 0.0],
+                                       coulomb_negative=[1.0, 0.4, 0.0], static=[2.0, 0.6, 0.0],
+                                       stribeck_velocity=[0.05, 0.1, 0.2], smoothing=smoothing)
+    transmission = TransmissionFriction.create(3, None, 1.0, breakaway=[0.0, 0.3, 0.0])
+    return FrictionModel(velocity, transmission=transmission, armature=[0.5, 0.0, 1.5])
+
+
+def numpy_law(friction, qd):
+    """b(q̇) + d τ_B with numpy, from the levels (L⁺, L⁻) of FrictionModel.levels."""
+    positive, negative = friction.levels(qd)
+    return friction.velocity.viscous * qd + direction(qd, friction.smoothing) * np.where(qd > 0, positive, negative)
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.05])
+def test_compiled_law_equals_its_numpy_form(smoothing):
+    """The one law, compiled (batches, one state) and in numpy (levels, direction), agree;
+    the one-state functions equal the batch loops; the dry part is the law without b_v q̇."""
+    friction = _friction_model(smoothing)
+    qd = np.array([[0.01, -0.2, 0.0], [3.0, -1e-4, 1e-3], [-2.0, 0.0, -0.5], [1e-9, -1e-9, 7.0]])
+    expected = numpy_law(friction, qd)
+    np.testing.assert_allclose(friction.load_independent_torque(qd), expected, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(friction.dry_torque(qd), expected - friction.velocity.viscous * qd, rtol=1e-14,
+                               atol=1e-15)
+    np.testing.assert_allclose(friction.velocity.torque(qd), numpy_law(FrictionModel(friction.velocity), qd),
+                               rtol=1e-14, atol=1e-15)
+    table = law.parameter_table(friction.velocity, friction.breakaway, friction.armature)
+    qdd, tau = RNG.normal(size=qd.shape), RNG.normal(size=qd.shape)
+    added, removed, stuck = np.empty(qd.shape), np.empty(qd.shape), np.empty(len(qd), bool)
+    law.compiled().added(table, qd, qdd, tau, added)
+    law.compiled().removed(table, qd, tau, removed, stuck)
+    np.testing.assert_allclose(added, tau + friction.armature * qdd + expected, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(removed, tau - expected, rtol=1e-14, atol=1e-15)
+    # a joint at rest with sharp dry friction needs stiction: joint 2 in state 2, not joint 3
+    # in state 0 (it has no dry friction)
+    assert stuck.tolist() == ([False, False, True, False] if smoothing == 0 else [False] * 4)
+    one = np.empty(3)
+    for k in range(len(qd)):
+        assert law.single("added")(table, qd[k], qdd[k], tau[k], one) == law.OK
+        np.testing.assert_array_equal(one, added[k])
+        status = law.single("removed")(table, qd[k], tau[k], np.zeros(3), one)
+        assert status == (law.AT_REST if stuck[k] else law.OK)
+        if status == law.OK:
+            np.testing.assert_array_equal(one, removed[k])
+
+
+def test_compiled_one_state_functions_refuse_what_they_cannot_do():
+    """Wrong lengths and non-finite entries give a status, other types a TypeError (the
+    callers' validating paths then name the problem); an overflow is NOT_FINITE_RESULT."""
+    friction = _friction_model()
+    table, out = law.parameter_table(friction.velocity, friction.breakaway, friction.armature), np.empty(3)
+    added, removed = law.single("added"), law.single("removed")
+    v = np.array([0.1, -0.2, 0.3])
+    assert added(table, np.zeros(4), v, v, out) == law.BAD_SHAPE
+    assert removed(table, v, v, v, np.empty(2)) == law.BAD_SHAPE
+    assert added(table, np.array([np.nan, 0, 0]), v, v, out) == law.NOT_FINITE
+    assert removed(table, v, np.array([0, np.inf, 0]), v, out) == law.NOT_FINITE
+    assert added(table, np.array([1e308, 0.1, 0.1]), v, np.array([1.7e308, 0, 0]), out) == law.NOT_FINITE_RESULT
+    for bad in ([0.1, -0.2, 0.3], v.astype(np.float32), np.repeat(v, 2)[::2]):
+        with pytest.raises(TypeError):
+            added(table, bad, v, v, out)
+
+
+def test_compiled_law_parallel_batches_equal_serial_ones():
+    """From PARALLEL_FROM states the loops run in parallel: the same numbers, state by state."""
+    friction = _friction_model()
+    table = law.parameter_table(friction.velocity, friction.breakaway, friction.armature)
+    N = law.PARALLEL_FROM + 37
+    qd, qdd, tau = RNG.normal(size=(N, 3)), RNG.normal(size=(N, 3)), RNG.normal(size=(N, 3))
+    qd[::5, 1] = 0.0
+    loops = law.compiled()
+    for loop, arrays in ((loops.added, (table, qd, qdd, tau)), (loops.removed, (table, qd, tau)),
+                         (loops.torque, (qd, table, True))):
+        big = [np.empty((N, 3))] + ([np.empty(N, bool)] if loop is loops.removed else [])
+        small = [np.empty((N, 3))] + ([np.empty(N, bool)] if loop is loops.removed else [])
+        loop(*arrays, *big)
+        loop.serial(*arrays, *small)
+        for a, b in zip(big, small):
+            np.testing.assert_array_equal(a, b)

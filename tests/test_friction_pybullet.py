@@ -20,10 +20,11 @@ import numpy as np
 import pytest
 
 import dyn_plugin as dp
+from dyn_plugin.backends.registry import backends
 from dyn_plugin.friction.parameters import FrictionModel
 from dyn_plugin.sampling import random_states
 
-FRICTION_BACKENDS = ("newton_euler_friction", "lagrange_euler_friction")
+FRICTION_BACKENDS = tuple(backends(can=("friction",)))
 DT = 1e-3
 RTOL = 1e-9      # relative to max(1, |q̈|) of the step
 REST = 1e-12     # |q̇⁺| of a joint that must stay at / come to rest

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import dyn_plugin as dp
-from dyn_plugin.cli import main
+from dyn_plugin.tools.cli import main
 from dyn_plugin.friction.study import reference_trajectory, run_study
 
 

@@ -1,4 +1,4 @@
-"""Issue #18 item 5: what a caller can get wrong, refused by name instead of answered wrongly.
+"""What a caller can get wrong, refused by name instead of answered wrongly.
 
 * joint-space arrays that are not real numbers (complex, text, booleans, objects);
 * results that are not finite although every input is (q̇ = 1e300 overflows float64):
@@ -19,8 +19,10 @@ import dyn_plugin as dp
 from dyn_plugin.errors import NumericalError
 from dyn_plugin.friction.models import VelocityFriction
 from dyn_plugin.friction.parameters import FrictionModel, load_friction
+from conftest import OURS as RIGID
+from conftest import WITH_FRICTION
 
-OURS = ("newton_euler", "lagrange_euler", "newton_euler_friction", "lagrange_euler_friction")
+OURS = RIGID + WITH_FRICTION
 
 
 @pytest.fixture(scope="module")
@@ -171,7 +173,7 @@ LONG_REACH = """<?xml version="1.0"?>
 </robot>"""
 
 
-@pytest.mark.parametrize("name", ["newton_euler", "lagrange_euler"])
+@pytest.mark.parametrize("name", RIGID)
 def test_mass_matrix_overflow_names_the_joint(name):
     """M_swing,swing = 10 kg · (1e154 m)² overflows whatever q is: the model is at fault,
     every number in it is finite, and the error says where."""

@@ -1,4 +1,4 @@
-"""Monte-Carlo friction study (issue #17): dyn_plugin.friction.monte_carlo.
+"""Monte-Carlo friction study: dyn_plugin.friction.monte_carlo.
 
 Small K and a short trajectory keep the file fast; the 2-process dask cluster is started
 once for the module.

@@ -1,7 +1,7 @@
-"""Property tests (issue #18): a fuzzing campaign against our dynamics and our URDF reader.
+"""Property tests: a fuzzing campaign against our dynamics and our URDF reader.
 
-1. Random kinematic trees against pinocchio, for EVERY backend of ours (the registry's
-   groups ``OURS``, ``WITH_FRICTION`` and ``GENERATED``; the ``REFERENCES`` are left out).
+1. Random kinematic trees against pinocchio, for EVERY backend of ours (every backend
+   whose class declares ``kind`` "ours" or "generated"; the references are left out).
    Trees have 1-8 moving joints (revolute, continuous, prismatic) and up to 3 fixed joints
    (merged into their parent body), chains or branches, shuffled elements and joint names
    whose alphabetical order is not the file order.  Axes lie anywhere on the unit sphere,
@@ -67,11 +67,10 @@ FD_BACKWARD_TOL = 1e-12
 FD_MAX_COND = 1e13     # forward dynamics is checked where cond(M) is below this
 N_STATES = 4
 
-# Ours = every built-in group of the registry except the references.  The registry has no
-# per-backend "is ours" flag, only these module-level groups; test_every_builtin_backend_is_grouped
-# makes sure a new built-in backend is put in one of them.
-CHEAP = tuple(registry.OURS) + tuple(registry.WITH_FRICTION)
-GENERATED = tuple(registry.GENERATED)
+# Ours = every backend that declares itself ours or generated (Backend.kind); the references
+# are left out.  The lists come from the registry, so a new backend is fuzzed by declaring it.
+CHEAP = tuple(registry.backends("ours"))
+GENERATED = tuple(registry.backends("generated"))
 ALL_OURS = CHEAP + GENERATED
 
 MAX_EXAMPLES = settings.default.max_examples
@@ -80,9 +79,9 @@ GENERATED_EXAMPLES = max(2, MAX_EXAMPLES // 10)
 
 def test_every_builtin_backend_is_grouped():
     builtin = set(registry._BUILTIN)
-    grouped = set(ALL_OURS) | set(registry.REFERENCES)
-    assert builtin == grouped, f"built-in backends in no group: {builtin - grouped}; unknown: {grouped - builtin}"
-    assert not set(ALL_OURS) & set(registry.REFERENCES)
+    grouped = set(ALL_OURS) | set(registry.backends("reference"))
+    assert builtin == grouped, f"built-in backends of no kind: {builtin - grouped}; unknown: {grouped - builtin}"
+    assert not set(ALL_OURS) & set(registry.backends("reference"))
 
 
 # =========================================================================================

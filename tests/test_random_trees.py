@@ -19,13 +19,13 @@ import pytest
 pin = pytest.importorskip("pinocchio")
 
 import dyn_plugin as dp  # noqa: E402
+from conftest import OURS  # noqa: E402
 from oracles import PinocchioJointMap  # noqa: E402
 from urdf_factory import random_tree_urdf  # noqa: E402
 
 TOL = 1e-9
 FD_TOL = 1e-6
 N_STATES = 20
-OURS = ("newton_euler", "lagrange_euler")
 
 # (seed, moving joints, options): 4 serial chains, 4 branched trees, up to 8 joints.
 CASES = [

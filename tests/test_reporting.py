@@ -4,8 +4,8 @@ import matplotlib
 import numpy as np
 import pytest
 
-from dyn_plugin import validation
-from dyn_plugin.reporting import histogram_figure, markdown_report, plot_report, trajectory_figure
+from dyn_plugin.tools import validation
+from dyn_plugin.tools.reporting import histogram_figure, markdown_report, plot_report, trajectory_figure
 
 matplotlib.use("Agg")
 

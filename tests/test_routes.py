@@ -103,3 +103,28 @@ def test_symbolic_closed_forms_against_pinocchio(case):
     assert_close(numeric.inverse_dynamics(t.q, t.qd, t.qdd), t.ref["tau"], "symbolic newton_euler τ")
     assert_close(numeric.mass_matrix(t.q), t.ref["M"], "symbolic newton_euler M")
     assert_close(numeric.gravity_torques(t.q), t.ref["g"], "symbolic newton_euler g")
+
+
+def _armature_routes() -> list:
+    """(name, options) of every backend of ours whose factory takes ``armature=``, each
+    way it can run (compiled and the numpy reference, where it offers ``compiled=``)."""
+    import inspect
+
+    routes = []
+    for name in backends(("ours", "generated")):
+        parameters = inspect.signature(backend_class(name)).parameters
+        if "armature" in parameters:
+            routes += [(name, {})] + ([(name, {"compiled": False})] if "compiled" in parameters else [])
+    return routes
+
+
+@pytest.mark.parametrize("name, options", _armature_routes(), ids=lambda x: str(x) if x else "default")
+def test_armature_against_pinocchio(name, options):
+    """Rotor inertia on M's diagonal (pinocchio's model.armature): τ, M and q̈."""
+    t = tree(6)
+    armature = np.linspace(0.05, 0.4, t.n)
+    ours = dp.get_backend(name, t.model, armature=armature, **options)
+    reference = dp.get_backend("pinocchio", t.model, armature=armature)
+    for method, args in (("inverse_dynamics", (t.q, t.qd, t.qdd)), ("mass_matrix", (t.q,)),
+                         ("forward_dynamics", (t.q, t.qd, t.tau)), ("forward_dynamics", (t.q[2], t.qd[2], t.tau[2]))):
+        assert_close(getattr(ours, method)(*args), getattr(reference, method)(*args), f"{name} {method} with armature")

@@ -16,13 +16,14 @@ import pytest
 pin = pytest.importorskip("pinocchio")
 
 import dyn_plugin as dp  # noqa: E402
+from dyn_plugin.backends.registry import backends  # noqa: E402
 from dyn_plugin.kinematics import rotation_from_z  # noqa: E402
 from dyn_plugin.urdf import urdf_text  # noqa: E402
 
 TOL = 1e-12
-# Our rigid-body backends that take any URDF (the friction backends add friction, the
-# symbolic ones are covered by tests/test_codegen.py and tests/test_symbolic_cache.py).
-RIGID = ("newton_euler", "lagrange_euler")
+# Our rigid-body backends that take any URDF, from the registry (the friction backends add
+# friction, the generated ones are covered by tests/test_codegen.py and tests/test_symbolic_cache.py).
+RIGID = tuple(backends("ours", cannot=("friction",)))
 
 
 def link(name, mass=1.0, inertia=(0.1, 0.2, 0.3), com="0.1 0.05 -0.02", rpy="0.3 -0.2 0.1", extra=""):
@@ -172,8 +173,10 @@ def test_pybullet_steps_a_short_axis_like_a_unit_one():
     model = dp.load_urdf_string(xml)
     ours = dp.get_backend("newton_euler", model)
     reference = dp.get_backend("pybullet", model)
-    q, qd = np.array([0.3, -0.4]), np.array([0.2, 0.1])
+    q, qd, tau, dt = np.array([0.3, -0.4]), np.array([0.2, 0.1]), np.array([0.5, -0.2]), 1e-3
     assert rel_err(reference.mass_matrix(q), ours.mass_matrix(q)) <= 1e-9
+    _, qd_next = reference.step(q, qd, tau, dt)
+    assert rel_err((qd_next - qd) / dt, ours.forward_dynamics(q, qd, tau)) <= 1e-9
 
 
 # -- every number read is finite -----------------------------------------------------------------
@@ -363,7 +366,7 @@ def test_a_joint_about_an_axis_tilted_1e_9_from_its_centre_of_mass_line():
     pm = pin.buildModelFromXML(xml)
     pd = pm.createData()
     rng = np.random.default_rng(0)
-    for name in ("newton_euler", "lagrange_euler", "symbolic_numba"):
+    for name in backends(("ours", "generated"), cannot=("friction",)):
         be = dp.get_backend(name, model)
         for _ in range(5):
             q, tau = rng.uniform(-1, 1, 2), rng.normal(size=2)

@@ -8,7 +8,7 @@ import pytest
 
 import dyn_plugin as dp
 from dyn_plugin.sampling import random_states
-from dyn_plugin.validation import compare_trajectories
+from dyn_plugin.tools.validation import compare_trajectories
 
 PENDULUM = """<robot name="pendulum"><link name="base"/>
 <link name="bob"><inertial><origin xyz="0 0 -{l}"/><mass value="{m}"/>
@@ -29,7 +29,7 @@ def test_energy_conserved_rk4_puma_falling():
 
 
 def test_pendulum_small_angle_period():
-    """A compound pendulum's period equals 2π √(I_O / (m g l)) within 0.1 % (seed 000 B.8 style)."""
+    """A compound pendulum's period equals 2π √(I_O / (m g l)) within 0.1 % (as in Jack 1990, App. B.8)."""
     m, l, i_c, g = 1.5, 0.8, 0.02, 9.81
     model = dp.load_urdf_string(PENDULUM.format(m=m, l=l, i=i_c))
     be = dp.get_backend("newton_euler", model)

@@ -1,4 +1,4 @@
-"""DynamicsStepper at pybullet's default time step (issue #18 item 3): implicit damping,
+"""DynamicsStepper at pybullet's default time step: implicit damping,
 sub-steps, and never a NaN written into a scene.
 
 pybullet_data's kuka_iiwa has URDF damping 0.5 N·m·s/rad on every joint and a last link of

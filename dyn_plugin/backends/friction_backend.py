@@ -1,15 +1,47 @@
-"""Our rigid-body backends with joint friction and reflected motor inertia.
+"""Joint friction and reflected motor inertia (armature) as a wrapper over any backend.
 
-``newton_euler_friction`` and ``lagrange_euler_friction`` wrap ``newton_euler`` and
-``lagrange_euler`` with a :class:`~dyn_plugin.friction.parameters.FrictionModel`::
+A :class:`FrictionBackend` wraps a rigid-body backend built from the registry by name and
+adds a :class:`~dyn_plugin.friction.parameters.FrictionModel` to it::
 
     be = dp.get_backend("newton_euler_friction", model)                  # bundled data / URDF
     be = dp.get_backend("newton_euler_friction", model, profile="dhanaraj")
     be = dp.get_backend("lagrange_euler_friction", model, friction=FrictionModel.create(...))
+    be = dp.with_friction("pinocchio", model, profile="dhanaraj")        # friction on any backend
+    be = dp.get_backend("newton_euler_friction", model, rigid="pinocchio")   # the same
 
-Inverse dynamics follows Dhanaraj's flow chart (thesis Fig. 3.10): the frictionless
-Newton-Euler pass gives τ and the joint reaction wrenches, which friction does not change
-(Gogoussis & Donath); bearing friction comes from those wrenches, then the transmission,
+``newton_euler_friction`` and ``lagrange_euler_friction`` are the wrapper over
+``newton_euler`` and ``lagrange_euler``; ``rigid=`` (or :func:`with_friction`) puts it on
+any registered backend without friction (``pinocchio``, ``symbolic_numba``, a third
+party's), and other options go to that backend's factory (``compiled=False``,
+``lang=...``).  A wrapper's ``name`` is ``<rigid>_friction`` (registered only for the two
+above: rebuild another with ``rigid=``); ``rigid`` is the wrapped backend, ``bare`` the
+same backend without armature.
+
+The wrapper uses only the rigid backend's public methods (inverse and forward dynamics,
+mass matrix, bias, gravity, Coriolis) and one declared capability, ``joint_wrenches``,
+which bearing friction needs.  A rigid backend that does not declare it (pinocchio, the
+generated ones) gets its wrenches from the first registered backend that does and has
+no friction (``registry.backends(can=("joint_wrenches",), cannot=("friction",))``:
+``newton_euler``), built on the same model; the backends are validated against each
+other, so the wrenches belong to the same dynamics.
+
+Armature (:attr:`FrictionModel.armature_form`):
+
+* ``"link"`` (Dhanaraj adds I_motor to the link's I_zz): the rigid backend is built on the
+  model whose link inertias carry I_motor a aᵀ (a the joint axis), so every method of it
+  includes the rotor, its gyroscopic and coupling terms;
+* ``"diagonal"`` (pinocchio's ``model.armature``): a rigid backend whose factory takes
+  ``armature=`` (pinocchio's does; found from its signature) gets it and includes it
+  everywhere.  For any other the wrapper adds it: τ gains diag(a) q̈, M gains diag(a), and
+  forward dynamics solves (M + diag a) q̈ = τ − bias − friction by Cholesky with the rigid
+  backend's M and bias.  Without an armature added here, forward dynamics is the rigid
+  backend's own (e.g. the articulated-body algorithm) with the friction moved to the
+  right-hand side.
+
+Inverse dynamics follows Dhanaraj's flow chart (thesis Fig. 3.10; the thesis is cited in
+full in :mod:`dyn_plugin.friction.models`): the frictionless rigid-body torque and the
+joint reaction wrenches, which friction does not change (Gogoussis & Donath, as the thesis
+cites them); bearing friction comes from those wrenches, then the transmission,
 then the lumped velocity friction (see :mod:`dyn_plugin.friction.parameters`).
 :meth:`FrictionBackend.inverse_dynamics_breakdown` returns every column of his Table 3.5.
 
@@ -21,26 +53,28 @@ friction (bearings, efficiency) acts on sliding joints; the equation it makes im
 q̈ is solved by Newton's method.  :meth:`FrictionBackend.velocity_step` is the time step
 :func:`~dyn_plugin.simulate` uses: a velocity-level friction impulse, as pybullet's
 velocity motors apply it, so sliding joints stop exactly instead of chattering.
+
+One state without load-dependent friction takes a short path: the rigid backend's own
+one-state call plus the velocity-friction law compiled in :mod:`dyn_plugin.friction.models`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 from typing import Optional
 
 import numpy as np
 
-from ..algorithms import articulated_body as aba
-from ..compiled import NO_SINGLE_STATE_PATH, CompiledDynamics
-from ..algorithms import newton_euler as ne
-from ..errors import DynPluginError, InputError
+from ..errors import BackendError, DynPluginError, InputError, NumericalError
+from ..friction import models as law
 from ..friction.models import direction
-from ..kinematics import rotation_from_z
 from ..friction.parameters import FrictionModel, resolve_friction
 from ..friction.stiction import solve_box_qp, sticking
+from ..kinematics import rotation_from_z
 from .base import Backend, batch_args, check_finite
-from .ours import LagrangeEulerBackend, NewtonEulerBackend, SingleStateFastPath
+from .registry import backend_class, backends, declared, get_backend
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,43 +113,127 @@ class TorqueBreakdown:
         return TorqueBreakdown(*(getattr(self, f.name)[0] for f in dataclasses.fields(self)))
 
 
-class FrictionBackend(SingleStateFastPath, Backend):
-    """A rigid-body backend of ours plus a friction model.  Subclasses set ``rigid_class``.
+def _rigid(backend, method: str, *arrays):
+    """``backend.<method>(*arrays)`` on validated (N, ...) batches, with NaN instead of a
+    NumericalError in the states whose result overflows: the wrapper's own checks then
+    report it in its terms (its method, the state, the input that caused it).  A method
+    returning a tuple (joint wrenches) gets NaN in each part."""
+    function = getattr(backend, method)
+    try:
+        return function(*arrays)
+    except NumericalError:
+        pass
+    rows = []
+    for k in range(len(arrays[0])):                  # which states: one at a time (an error path only)
+        try:
+            rows.append(function(*(a[k:k + 1] for a in arrays)))
+        except NumericalError:
+            rows.append(None)
+    shape = next((r for r in rows if r is not None), None)
+    if shape is None:                                # every state overflows: the shapes from the first
+        with np.errstate(all="ignore"):
+            shape = function(*(np.zeros_like(a[:1]) for a in arrays))
+    if isinstance(shape, tuple):
+        return tuple(np.concatenate([np.full_like(part, np.nan) if r is None else r[i]
+                                     for r in rows]) for i, part in enumerate(shape))
+    return np.concatenate([np.full_like(shape, np.nan) if r is None else r for r in rows])
+
+
+def _contiguous(*arrays):
+    return [np.ascontiguousarray(a, dtype=float) for a in arrays]
+
+
+def _takes_armature(name: str) -> bool:
+    """True when backend ``name``'s factory takes ``armature=`` (n,), rotor inertia on M's
+    diagonal (as pinocchio's ``model.armature``)."""
+    try:
+        return "armature" in inspect.signature(backend_class(name)).parameters
+    except (TypeError, ValueError):          # a factory without a signature
+        return False
+
+
+@functools.lru_cache(maxsize=None)
+def _solver():
+    """The compiled (M + diag d)⁻¹ b solvers: (batch, one state).  Imported on first use, so
+    that importing this module (``dp.with_friction``) does not import numba."""
+    from ..compiled import kernels, shifted_spd_solve
+
+    return shifted_spd_solve, kernels.single("shifted_spd_solve")
+
+
+class FrictionBackend(Backend):
+    """A registered rigid-body backend plus a friction model.
 
     Options: ``friction`` (a FrictionModel, a data file, ``"urdf"`` or ``"none"``; by
-    default a bundled robot's data file, else the URDF ``<dynamics>``), ``profile``
-    (a profile of the data file) and ``gravity``.
+    default a bundled robot's data file, else the URDF ``<dynamics>``), ``profile`` (a
+    profile of the data file), ``gravity``, ``rigid`` (the name of the registered backend
+    to wrap; by default the class's ``default_rigid``) and any option of that backend.
     """
 
-    rigid_class = NewtonEulerBackend
+    name = "friction"
+    description = "a registered rigid-body backend + joint friction and armature"
+    kind = "ours"
+    capabilities = frozenset({"friction", "stepping", "joint_wrenches"})
+    default_rigid = "newton_euler"
 
-    def __init__(self, model, friction=None, profile: Optional[str] = None, gravity=None):
+    def __init__(self, model, friction=None, profile: Optional[str] = None, gravity=None,
+                 rigid: Optional[str] = None, **rigid_options):
         super().__init__(model, gravity)
         self.friction: FrictionModel = resolve_friction(self.model, friction, profile)
-        self.bare = self.rigid_class(self.model)
-        self.rigid = self.rigid_class(self._model_with_armature_in_links()) if self._link_armature else self.bare
-        # Compiled paths (newton_euler only): the rigid body with diagonal armature, and the same
-        # with the load-independent friction folded in (load-dependent friction needs the wrenches
-        # and Newton's method, and stays in numpy).
-        self._rigid_fast = self._with_friction_fast = None
-        if isinstance(self.rigid, NewtonEulerBackend) and self.rigid.compiled:
-            self._rigid_fast = CompiledDynamics(self.rigid.model, self.gravity, self._diagonal_armature)
-            if not self.friction.load_dependent:
-                self._with_friction_fast = CompiledDynamics(self.rigid.model, self.gravity, self._diagonal_armature,
-                                                            self.friction)
-        fast = self._with_friction_fast
-        self._single = fast.single if fast else NO_SINGLE_STATE_PATH
+        rigid = self.default_rigid if rigid is None else rigid
+        if not isinstance(rigid, str):
+            raise BackendError(f"rigid must be the name of a registered backend (e.g. 'pinocchio'), got {rigid!r}")
+        if "friction" in declared(rigid)[1]:
+            raise BackendError(f"backend {rigid!r} has friction of its own: wrap a rigid-body backend, one of "
+                               f"{', '.join(backends(cannot=('friction',)))}")
+        self.rigid_name = rigid
+        self.name = f"{rigid}_friction"
+        self._rigid_options = dict(rigid_options)
+        n = self.model.n
+        armature = self.friction.armature
+        # Where the armature goes: into the links ("link"), to the rigid backend's own
+        # armature= ("diagonal", when its factory takes one), or added here (diagonal a).
+        self._native_armature = (self.friction.armature_form == "diagonal" and bool(np.any(armature != 0))
+                                 and _takes_armature(rigid) and "armature" not in rigid_options)
+        if self._link_armature:
+            self.rigid = get_backend(rigid, self._model_with_armature_in_links(), **rigid_options)
+        elif self._native_armature:
+            self.rigid = get_backend(rigid, self.model, armature=armature, **rigid_options)
+        else:
+            self.rigid = get_backend(rigid, self.model, **rigid_options)
+        added = self.friction.armature_form == "diagonal" and not self._native_armature
+        self._armature = np.array(armature if added else np.zeros(n), dtype=float)
+        self._diagonal = bool(np.any(self._armature != 0))
+        self._armature_matrix = np.diag(self._armature)
+        # the compiled law: velocity friction, breakaway and the armature added here
+        self._table = law.parameter_table(self.friction.velocity, self.friction.breakaway, self._armature)
+        # one state without load-dependent friction takes the short path (law.single)
+        self._short = not self.friction.load_dependent
+        self._zeros = np.zeros(n)
+        if self._short:
+            self._added, self._removed = law.single("added"), law.single("removed")
+            self._solve_one = _solver()[1] if self._diagonal else None
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.model.name!r}, n={self.model.n}, friction={self.friction.name!r})"
+        return (f"{type(self).__name__}({self.model.name!r}, n={self.model.n}, friction={self.friction.name!r}, "
+                f"rigid={self.rigid_name!r})")
+
+    @property
+    def compiled(self) -> bool:
+        """False when the wrapped backend runs its numpy reference (``compiled=False``)."""
+        return getattr(self.rigid, "compiled", True) is not False
+
+    @functools.cached_property
+    def bare(self) -> Backend:
+        """The rigid backend without the armature: ``rigid`` itself, unless the armature
+        is in the links or in its own ``armature=`` (then the same backend without it)."""
+        if not (self._link_armature or self._native_armature):
+            return self.rigid
+        return get_backend(self.rigid_name, self.model, **self._rigid_options)
 
     @property
     def _link_armature(self) -> bool:
         return self.friction.armature_form == "link" and bool(np.any(self.friction.armature > 0))
-
-    @property
-    def _diagonal_armature(self) -> np.ndarray:
-        return self.friction.armature if self.friction.armature_form == "diagonal" else np.zeros(self.model.n)
 
     def _model_with_armature_in_links(self):
         """The model with I_motor a aa^T added to each link's inertia (a: the joint axis).
@@ -130,43 +248,66 @@ class FrictionBackend(SingleStateFastPath, Backend):
         added = a[:, None, None] * np.einsum("ni,nj->nij", m.axes, m.axes)
         return dataclasses.replace(m, inertias=m.inertias + added, source_urdf=None, source_path=None)
 
+    @functools.cached_property
+    def _wrench_source(self) -> Backend:
+        """The backend whose ``joint_wrenches`` bearing friction reads: the rigid backend if
+        it declares them, else the first registered one that does (and has no friction),
+        on the rigid backend's model."""
+        if "joint_wrenches" in declared(self.rigid_name)[1]:
+            return self.rigid
+        sources = backends(can=("joint_wrenches",), cannot=("friction",))
+        if not sources:
+            raise BackendError(f"backend {self.rigid_name!r} has no joint wrenches and no registered backend "
+                               "declares them: bearing friction cannot be computed")
+        return get_backend(sources[0], self.rigid.model)
+
     # -- rigid-body quantities (armature included; no friction) ------------------------
 
-    # one state without load-dependent friction: the compiled kernel (SingleStateFastPath);
-    # the bias is the rigid body's, without friction
+    def mass_matrix(self, q):
+        M = self.rigid.mass_matrix(q)
+        return M + self._armature_matrix if self._diagonal else M
+
     def bias_forces(self, q, qd):
         return self.rigid.bias_forces(q, qd)
 
     def _batch_mass_matrix(self, q):
-        if self._rigid_fast is not None:
-            return self._rigid_fast.mass_matrix(q)
-        return self.rigid._batch_mass_matrix(q) + np.diag(self._diagonal_armature)
+        M = _rigid(self.rigid, "mass_matrix", q)
+        return M + self._armature_matrix if self._diagonal else M
 
     def _batch_gravity_torques(self, q):
-        return self.rigid._batch_gravity_torques(q)
+        return _rigid(self.rigid, "gravity_torques", q)
 
     def _batch_bias_forces(self, q, qd):
-        return self.rigid._batch_bias_forces(q, qd)
-
-    def _batch_velocity_terms(self, q, qd):
-        return self.rigid._batch_velocity_terms(q, qd)
+        return _rigid(self.rigid, "bias_forces", q, qd)
 
     def _batch_coriolis_matrix(self, q, qd):
-        return self.rigid._batch_coriolis_matrix(q, qd)
+        return _rigid(self.rigid, "coriolis_matrix", q, qd)
 
     # -- inverse dynamics ----------------------------------------------------------------
 
-    def joint_wrenches(self, q, qd, qdd):
-        """Joint reaction force and moment (n, 3) each, joint frames (see NewtonEulerBackend);
-        friction does not change them (Gogoussis & Donath)."""
-        (q, qd, qdd), single = batch_args(self.model.n, self.model.joint_names, q=q, qd=qd, qdd=qdd)
-        f, moment = check_finite("joint_wrenches", self._wrenches(q, qd, qdd), self.model, single, q=q, qd=qd, qdd=qdd)
-        return (f[0], moment[0]) if single else (f, moment)
+    def inverse_dynamics(self, q, qd, qdd):
+        if self._short and getattr(q, "ndim", 0) == 1:      # one state: the rigid body's τ, then friction
+            try:
+                tau = self.rigid.inverse_dynamics(q, qd, qdd)    # a new array: friction is added in place
+                if self._added(self._table, qd, qdd, tau, tau) == law.OK:
+                    return tau
+            except (TypeError, DynPluginError):              # the validating path names the problem
+                pass
+        return super().inverse_dynamics(q, qd, qdd)
 
-    def _wrenches(self, q, qd, qdd):
-        if isinstance(self.rigid, NewtonEulerBackend):
-            return self.rigid._joint_wrenches(q, qd, qdd)
-        return ne.joint_wrenches(self.rigid.model, q, qd, qdd)
+    def _batch_inverse_dynamics(self, q, qd, qdd):
+        if self._short:
+            tau = _rigid(self.rigid, "inverse_dynamics", q, qd, qdd)
+            out = np.empty(q.shape)
+            law.compiled().added(self._table, *_contiguous(qd, qdd, tau), out)
+            return out
+        return self._breakdown(q, qd, qdd).input
+
+    def joint_wrenches(self, q, qd, qdd):
+        """Joint reaction force and moment (n, 3) each, joint frames (see NewtonEulerBackend),
+        of the rigid body with the armature in the links if it is there; friction does not
+        change them (Gogoussis & Donath)."""
+        return self._wrench_source.joint_wrenches(q, qd, qdd)
 
     def inverse_dynamics_breakdown(self, q, qd, qdd) -> TorqueBreakdown:
         """Input torque split into rigid body, armature, bearing, transmission and velocity
@@ -176,15 +317,10 @@ class FrictionBackend(SingleStateFastPath, Backend):
         check_finite("inverse_dynamics_breakdown", tuple(vars(parts).values()), self.model, single, q=q, qd=qd, qdd=qdd)
         return parts.single() if single else parts
 
-    def _batch_inverse_dynamics(self, q, qd, qdd):
-        if self._with_friction_fast is not None:
-            return self._with_friction_fast.inverse_dynamics(q, qd, qdd)
-        return self._breakdown(q, qd, qdd).input
-
     def _breakdown(self, q, qd, qdd) -> TorqueBreakdown:
         d = direction(qd, self.friction.smoothing)
-        rigid_body = self.bare._batch_inverse_dynamics(q, qd, qdd)
-        with_armature = (rigid_body + self._diagonal_armature * qdd if self.rigid is self.bare
+        rigid_body = _rigid(self.bare, "inverse_dynamics", q, qd, qdd)
+        with_armature = (rigid_body + self._armature * qdd if self.bare is self.rigid
                          else self._rigid_torque(q, qd, qdd))
         bearing = self._bearing(q, qd, qdd, d)
         tau_out = with_armature + bearing
@@ -193,13 +329,13 @@ class FrictionBackend(SingleStateFastPath, Backend):
                                self.friction.velocity.torque(qd))
 
     def _rigid_torque(self, q, qd, qdd):
-        return self.rigid._batch_inverse_dynamics(q, qd, qdd) + self._diagonal_armature * qdd
+        return _rigid(self.rigid, "inverse_dynamics", q, qd, qdd) + self._armature * qdd
 
     def _bearing(self, q, qd, qdd, d):
         bearing = self.friction.bearing
         if bearing is None or not np.any(d):
             return np.zeros_like(q)
-        f, moment = self._wrenches(q, qd, qdd)
+        f, moment = _rigid(self._wrench_source, "joint_wrenches", q, qd, qdd)
         # Dhanaraj's formulas read the load in a frame whose z is the joint axis.
         to_axis = self._axis_frames
         return d * bearing.magnitude(np.einsum("nji,Nnj->Nni", to_axis, f), np.einsum("nji,Nnj->Nni", to_axis, moment))
@@ -225,6 +361,44 @@ class FrictionBackend(SingleStateFastPath, Backend):
 
     # -- forward dynamics ------------------------------------------------------------------
 
+    def forward_dynamics(self, q, qd, tau):
+        if self._short and getattr(q, "ndim", 0) == 1:      # one state, sliding or without dry friction
+            try:
+                if not self._diagonal:
+                    rhs = np.empty(len(self._zeros))
+                    if self._removed(self._table, qd, tau, self._zeros, rhs) == law.OK:
+                        return self.rigid.forward_dynamics(q, qd, rhs)
+                else:                                        # (M + diag a)⁻¹ (τ − bias − b), in place
+                    M, rhs = self.rigid.mass_matrix(q), self.rigid.bias_forces(q, qd)
+                    if self._removed(self._table, qd, tau, rhs, rhs) == law.OK \
+                            and self._solve_one(M, self._armature, rhs, rhs) == law.OK:
+                        return rhs
+            except (TypeError, DynPluginError):              # the validating path names the problem
+                pass
+        return super().forward_dynamics(q, qd, tau)
+
+    def _batch_forward_dynamics(self, q, qd, tau):
+        if not self._short:
+            return self._forward_with_stiction(q, qd, tau)
+        rhs, at_rest = np.empty(q.shape), np.empty(len(q), dtype=bool)
+        law.compiled().removed(self._table, *_contiguous(qd, tau), rhs, at_rest)
+        if not at_rest.any():
+            return self._rigid_forward_dynamics(q, qd, rhs)
+        qdd = np.empty(q.shape)
+        sliding = ~at_rest
+        if sliding.any():
+            qdd[sliding] = self._rigid_forward_dynamics(q[sliding], qd[sliding], rhs[sliding])
+        qdd[at_rest] = self._forward_with_stiction(q[at_rest], qd[at_rest], tau[at_rest])   # stiction, below
+        return qdd
+
+    def _rigid_forward_dynamics(self, q, qd, tau):
+        """q̈ (N, n) of the rigid body with armature: the rigid backend's forward dynamics, or
+        (M + diag a)⁻¹ (τ − bias) with its M and bias for diagonal armature."""
+        if not self._diagonal:
+            return _rigid(self.rigid, "forward_dynamics", q, qd, tau)
+        return _solver()[0](_rigid(self.rigid, "mass_matrix", q), self._armature,
+                            tau - _rigid(self.rigid, "bias_forces", q, qd))
+
     def _smooth_input(self, q, qd, qdd, d):
         """τ_in without its dry-friction levels: transmission(τ_out) + viscous q̇."""
         tau_out = self._rigid_torque(q, qd, qdd) + self._bearing(q, qd, qdd, d)
@@ -233,8 +407,7 @@ class FrictionBackend(SingleStateFastPath, Backend):
     def _dry_levels(self, qd):
         """(L⁺, L⁻) (N, n) and the dry torque d L of the current motion."""
         positive, negative = self.friction.levels(qd)
-        d = direction(qd, self.friction.smoothing)
-        return positive, negative, d * np.where(qd > 0, positive, negative)
+        return positive, negative, self.friction.dry_torque(qd)
 
     def _solve_smooth(self, q, qd, rhs, need_jacobian: bool = True):
         """q̈ with _smooth_input(q̈) = rhs, and the Jacobian J = ∂τ_in/∂q̈ (N, n, n) (or None)."""
@@ -267,14 +440,6 @@ class FrictionBackend(SingleStateFastPath, Backend):
             alpha = np.where(worse, 0.5 * alpha, alpha)
         return trial, trial_residual
 
-    def _rigid_forward_dynamics(self, q, qd, tau):
-        """q̈ of the rigid body with armature: ABA for newton_euler, Cholesky of M + diag(a) otherwise."""
-        if self._rigid_fast is not None:
-            return self._rigid_fast.forward_dynamics(q, qd, tau)[0]
-        if isinstance(self.rigid, NewtonEulerBackend):
-            return aba.forward_dynamics(self.rigid.model, q, qd, tau, self._diagonal_armature)
-        return Backend._batch_forward_dynamics(self, q, qd, tau)
-
     def _jacobian(self, q, qd, qdd, d, value):
         """Forward differences of _smooth_input in q̈, (N, n, n)."""
         N, n = q.shape
@@ -283,14 +448,6 @@ class FrictionBackend(SingleStateFastPath, Backend):
         rep = lambda x: np.repeat(x, n, axis=0)  # noqa: E731
         plus = self._smooth_input(rep(q), rep(qd), shifted.reshape(N * n, n), rep(d)).reshape(N, n, n)
         return ((plus - value[:, None, :]) / h[:, :, None]).transpose(0, 2, 1)     # [state, i, j]
-
-    def _batch_forward_dynamics(self, q, qd, tau):
-        if self._with_friction_fast is not None:
-            qdd, stuck = self._with_friction_fast.forward_dynamics(q, qd, tau)
-            if stuck.any():                                   # joints at rest: stiction, below
-                qdd[stuck] = self._forward_with_stiction(q[stuck], qd[stuck], tau[stuck])
-            return qdd
-        return self._forward_with_stiction(q, qd, tau)
 
     def _forward_with_stiction(self, q, qd, tau):
         positive, negative, dry = self._dry_levels(qd)
@@ -370,12 +527,19 @@ class FrictionBackend(SingleStateFastPath, Backend):
 class NewtonEulerFrictionBackend(FrictionBackend):
     name = "newton_euler_friction"
     description = "newton_euler + joint friction (viscous, Coulomb, Schilling, Dhanaraj bearing/transmission) and armature"
-    capabilities = frozenset({'stepping', 'joint_wrenches', 'friction'})
-    rigid_class = NewtonEulerBackend
+    default_rigid = "newton_euler"
 
 
 class LagrangeEulerFrictionBackend(FrictionBackend):
     name = "lagrange_euler_friction"
     description = "lagrange_euler + the same friction and armature (joint wrenches for bearings from Newton-Euler)"
-    capabilities = frozenset({'stepping', 'joint_wrenches', 'friction'})
-    rigid_class = LagrangeEulerBackend
+    default_rigid = "lagrange_euler"
+
+
+def with_friction(rigid: str, model, friction=None, profile: Optional[str] = None, gravity=None,
+                  **rigid_options) -> FrictionBackend:
+    """Backend ``rigid`` (a registered name: ``"pinocchio"``, ``"symbolic_numba"``, ...) for
+    ``model`` with joint friction and armature: a :class:`FrictionBackend` named
+    ``<rigid>_friction``.  ``friction``, ``profile`` and ``gravity`` as for
+    ``newton_euler_friction``; ``rigid_options`` go to the rigid backend's factory."""
+    return FrictionBackend(model, friction, profile, gravity, rigid=rigid, **rigid_options)

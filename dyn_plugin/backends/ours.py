@@ -14,8 +14,20 @@ from ..algorithms import composite_rigid_body as crba
 from ..algorithms import lagrange_euler as le
 from ..algorithms import newton_euler as ne
 from ..compiled import NO_SINGLE_STATE_PATH, CompiledDynamics
+from ..errors import InputError
 from ..terms import Terms
 from .base import Backend, batch_args, check_finite
+
+
+def _armature(armature, model) -> np.ndarray:
+    """Rotor inertias (n,) ≥ 0, finite; zeros for None."""
+    if armature is None:
+        return np.zeros(model.n)
+    a = np.asarray(armature, dtype=float)
+    if a.shape != (model.n,) or not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise InputError(f"armature must be {model.n} finite numbers >= 0 (kg·m², kg for prismatic joints), "
+                         f"one per joint of robot {model.name!r}; got {armature!r}")
+    return a
 
 
 class SingleStateFastPath:
@@ -86,25 +98,28 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
     ``compiled=True`` (default) runs the numba kernels of :mod:`dyn_plugin.compiled`, in
     parallel for large batches; ``compiled=False`` the readable numpy reference of
     :mod:`dyn_plugin.algorithms`, which the tests hold equal to the kernels to 1e-12.
+    ``armature`` (n,), kg·m² (kg for a prismatic joint): rotor inertia on M's diagonal, as
+    pinocchio's ``model.armature`` (τ gains a q̈; joint wrenches are the links' alone).
     """
 
     name = "newton_euler"
     description = "recursive Newton-Euler in link frames (Luh-Walker-Paul; Fu Table 3.3) + articulated-body forward dynamics, trees; numba-compiled"
     capabilities = frozenset({'joint_wrenches'})
 
-    def __init__(self, model, gravity=None, compiled: bool = True):
+    def __init__(self, model, gravity=None, compiled: bool = True, armature=None):
         super().__init__(model, gravity)
         self.compiled = bool(compiled)
-        self._fast = CompiledDynamics(self.model) if self.compiled else None
+        self.armature = _armature(armature, self.model)
+        self._fast = CompiledDynamics(self.model, self.armature) if self.compiled else None
         self._single = self._fast.single if self.compiled else NO_SINGLE_STATE_PATH
 
     def _batch_inverse_dynamics(self, q, qd, qdd):
         if self.compiled:
             return self._fast.inverse_dynamics(q, qd, qdd)
-        return ne.inverse_dynamics(self.model, q, qd, qdd)
+        return ne.inverse_dynamics(self.model, q, qd, qdd) + self.armature * qdd
 
     def _batch_mass_matrix(self, q):
-        return self._fast.mass_matrix(q) if self.compiled else crba.mass_matrix(self.model, q)
+        return self._fast.mass_matrix(q) if self.compiled else crba.mass_matrix(self.model, q, self.armature)
 
     def _batch_bias_forces(self, q, qd):
         if self.compiled:
@@ -123,8 +138,8 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
 
     def _batch_forward_dynamics(self, q, qd, tau):
         if self.compiled:
-            return self._fast.forward_dynamics(q, qd, tau)[0]
-        return aba.forward_dynamics(self.model, q, qd, tau)
+            return self._fast.forward_dynamics(q, qd, tau)
+        return aba.forward_dynamics(self.model, q, qd, tau, self.armature)
 
     def joint_wrenches(self, q, qd, qdd):
         """Force and moment that link ``parent(i)`` exerts on link ``i`` at joint ``i``.

@@ -1,13 +1,18 @@
-"""Compiled dynamics: the fast path of the ``newton_euler`` backends (issue #6).
+"""Compiled rigid-body dynamics: the fast path of the ``newton_euler`` backend.
 
-:class:`CompiledDynamics` runs the numba kernels of :mod:`.kernels` on a model packed by
-:mod:`.layout`.  Its batch methods take C-contiguous float arrays of shape (N, n) that the
-caller has validated (:class:`~dyn_plugin.backends.base.Backend` does), and its
-``single`` kernels are the low-overhead path for one state: they return a non-zero
-status (or raise TypeError) instead of computing when the input is not finite float64
-vectors of length n, and a non-zero status when the result is not finite (float64
-overflow, e.g. q̇ = 1e300), so that the caller falls back to the validating path and its
-clear error messages (see :class:`~dyn_plugin.backends.ours.SingleStateFastPath`).
+:class:`CompiledDynamics` runs the numba kernels of :mod:`.kernels` (Newton-Euler, Fu
+Table 3.3; composite rigid body, Featherstone 2008 Table 6.2; articulated body,
+Featherstone 2008 Table 7.1) on a model packed by :mod:`.layout`.  It knows rigid bodies,
+their gravity (the model's) and rotor inertia (armature) on M's diagonal, nothing else;
+which terms of τ = M q̈ + C q̇ + g it evaluates is a :class:`~dyn_plugin.terms.Terms`.
+
+Its batch methods take C-contiguous float arrays of shape (N, n) that the caller has
+validated (:class:`~dyn_plugin.backends.base.Backend` does), and its ``single`` kernels
+are the low-overhead path for one state: they return a non-zero status (or raise
+TypeError) instead of computing when the input is not finite float64 vectors of length
+n, and a non-zero status when the result is not finite (float64 overflow, e.g. q̇ =
+1e300), so that the caller falls back to the validating path and its clear error
+messages (see :class:`~dyn_plugin.backends.ours.SingleStateFastPath`).
 """
 
 from __future__ import annotations
@@ -17,10 +22,11 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
+from ..terms import Terms, as_terms
 from . import kernels
 from .layout import pack_model
 
-__all__ = ["CompiledDynamics", "NO_SINGLE_STATE_PATH", "SingleStateKernels", "pack_model"]
+__all__ = ["CompiledDynamics", "NO_SINGLE_STATE_PATH", "SingleStateKernels", "pack_model", "shifted_spd_solve"]
 
 
 def _contiguous(*arrays):
@@ -31,6 +37,16 @@ def _for_size(kernel_pair, N: int):
     """The serial kernel for small batches, the parallel one from PARALLEL_FROM states."""
     serial, parallel = kernel_pair
     return parallel if N >= kernels.PARALLEL_FROM else serial
+
+
+def shifted_spd_solve(M, d, B):
+    """X (N, n) with (M[k] + diag d) X[k] = B[k], by Cholesky: M (N, n, n) symmetric (e.g.
+    mass matrices), d (n,) (e.g. the armature), M + diag d positive definite.  The typed
+    one-state version is ``kernels.single("shifted_spd_solve")(M, d, b, x) -> status``."""
+    M, d, B = _contiguous(M, d, B)
+    X = np.empty(B.shape)
+    _for_size(kernels.shifted_spd_solve_batch, len(B))(M, d, B, X)
+    return X
 
 
 class SingleStateKernels(NamedTuple):
@@ -57,41 +73,49 @@ NO_SINGLE_STATE_PATH = SingleStateKernels(_refuse, _refuse, _refuse, _refuse, Tr
 
 
 class CompiledDynamics:
-    """Rigid-body dynamics of one model (with armature and load-independent friction if
-    given), compiled.  Shapes: q, q̇, q̈, τ (N, n); M (N, n, n); wrenches (N, n, 3)."""
+    """Rigid-body dynamics of one model, with its gravity (``model.with_gravity(g)`` for
+    another) and, if given, armature (n,) on M's diagonal, compiled.  Shapes: q, q̇, q̈, τ
+    (N, n); M (N, n, n); wrenches (N, n, 3)."""
 
-    def __init__(self, model, gravity=None, armature=None, friction=None):
+    def __init__(self, model, armature=None):
         self.n = model.n
-        self.packed = pack_model(model, gravity, armature, friction)
-        self.has_friction = friction is not None
+        self.packed = pack_model(model, armature)
         self.single = SingleStateKernels(*(functools.partial(kernels.single(name), self.packed)
                                            for name in ("inverse_dynamics", "bias", "forward_dynamics", "mass_matrix")),
                                          checks_result=True)
 
     # -- batches ---------------------------------------------------------------------------
 
-    def inverse_dynamics(self, q, qd, qdd):
-        """τ = rigid body + armature q̈ + friction b(q̇) (N, n)."""
+    def torques(self, q, qd, qdd, terms=Terms.ALL):
+        """The ``terms`` (a :class:`~dyn_plugin.terms.Terms`) of τ = M q̈ + C(q, q̇) q̇ + g(q)
+        (N, n), the armature q̈ with ``Terms.INERTIA``; q̇ (q̈) is not read without
+        ``Terms.VELOCITY`` (``Terms.INERTIA``)."""
         q, qd, qdd = _contiguous(q, qd, qdd)
-        return self._torques(q, qd, qdd, True, True, True)
+        return self._torques(q, qd, qdd, int(as_terms(terms)))
+
+    def inverse_dynamics(self, q, qd, qdd):
+        """τ = M(q) q̈ + C(q, q̇) q̇ + g(q), armature included (N, n)."""
+        q, qd, qdd = _contiguous(q, qd, qdd)
+        return self._torques(q, qd, qdd, kernels.TERM_ALL)
 
     def bias_forces(self, q, qd):
-        """C(q, q̇) q̇ + g(q) (N, n): no friction, no armature."""
+        """C(q, q̇) q̇ + g(q) (N, n)."""
         q, qd = _contiguous(q, qd)
-        return self._torques(q, qd, q, True, False, True)
+        return self._torques(q, qd, q, kernels.TERM_BIAS)
 
     def gravity_torques(self, q):
+        """g(q) (N, n)."""
         (q,) = _contiguous(q)
-        return self._torques(q, q, q, False, False, True)
+        return self._torques(q, q, q, kernels.TERM_GRAVITY)
 
     def velocity_terms(self, q, qd):
         """C(q, q̇) q̇ alone: gravity off (N, n)."""
         q, qd = _contiguous(q, qd)
-        return self._torques(q, qd, q, True, False, False)
+        return self._torques(q, qd, q, kernels.TERM_VELOCITY)
 
-    def _torques(self, q, qd, qdd, moving, accelerating, gravity):
+    def _torques(self, q, qd, qdd, terms: int):
         tau = np.empty(q.shape)
-        _for_size(kernels.inverse_dynamics_batch, len(q))(self.packed, q, qd, qdd, moving, accelerating, gravity, tau)
+        _for_size(kernels.inverse_dynamics_batch, len(q))(self.packed, q, qd, qdd, terms, tau)
         return tau
 
     def mass_matrix(self, q):
@@ -102,16 +126,11 @@ class CompiledDynamics:
         return H
 
     def forward_dynamics(self, q, qd, tau):
-        """q̈ (N, n) by the articulated-body algorithm, and the (N,) mask of states it could
-        not solve (a joint at rest with sharp dry friction: stiction), whose rows are NaN."""
+        """q̈ (N, n) by the articulated-body algorithm, armature included."""
         q, qd, tau = _contiguous(q, qd, tau)
         qdd = np.empty(q.shape)
         _for_size(kernels.forward_dynamics_batch, len(q))(self.packed, q, qd, tau, qdd)
-        stuck = np.zeros(len(q), dtype=bool)
-        if self.has_friction:
-            _for_size(kernels.stuck_batch, len(q))(self.packed, qd, stuck)
-            qdd[stuck] = np.nan
-        return qdd, stuck
+        return qdd
 
     def joint_wrenches(self, q, qd, qdd):
         """Joint reaction forces and moments (N, n, 3) each, in the joint frames."""

@@ -17,15 +17,24 @@ algorithm has
 ``P`` is the packed model of :mod:`.layout`.  3-vectors travel as tuples, which numba
 keeps in registers.  Compiled once per machine: ``cache=True`` stores the machine code
 next to this file (or in ``NUMBA_CACHE_DIR``).
+
+The per-state cores are the one statement of each recursion that more than numba runs:
+they use ``+``, ``-``, ``*``, ``/`` and ``cos``/``sin`` only, so :mod:`.traced` runs the
+same source on exact trigonometric polynomials to derive the closed forms
+(:mod:`dyn_plugin.symbolic.newton_derivation`).  Keep them that way: no numpy function
+on a number inside ``_*_state`` and its helpers (``cos``/``sin`` come from ``math`` by name).
 """
 
 from __future__ import annotations
 
 import functools
 import types
+from math import cos, sin      # by name: traced.python_form rebinds them for other number types
 
 import numba as nb
 import numpy as np
+
+from ..terms import Terms
 
 # -- the packed model's columns (see .layout, which fills them) ---------------------------
 # Kept here, not in .layout: numba freezes them into the cached machine code and only
@@ -39,20 +48,24 @@ MASS = 23
 MOMENT = 24                   # first moment h = m c (3)
 INERTIA = 27                  # inertia about the link origin, row-major 3×3 (9)
 ARMATURE = 36                 # rotor inertia added to M's diagonal (pinocchio's armature)
-VISCOUS = 37                  # velocity friction (Schilling 6-3-3, see friction.models):
-COULOMB_POS, COULOMB_NEG = 38, 39
-STATIC_POS, STATIC_NEG = 40, 41
-STRIBECK = 42                 # Stribeck velocity ε (> 0)
-BREAKAWAY = 43                # transmission breakaway τ_B, added to both dry levels
-WIDTH = 44
+WIDTH = 37
 
 # robot row (row n)
 BASE_ACC = 0                  # fictitious base acceleration −g (3), Fu 3.3-46
-SMOOTHING = 3                 # tanh width of dry friction, 0 = sgn
-HAS_FRICTION = 4              # 1.0 when the friction columns are in use
-SET_VALUED = 5                # 1.0 when dry friction is sharp (a joint at rest needs stiction)
 
-OK, BAD_SHAPE, NOT_FINITE, AT_REST, NOT_FINITE_RESULT = 0, 1, 2, 3, 4   # status codes of the *_single kernels
+# -- which terms of τ = M q̈ + C q̇ + g a kernel evaluates: the bits of dyn_plugin.terms.Terms ----
+# Spelled out here, not read from Terms at call time: numba freezes globals into the machine
+# code it caches and only notices a change to this file, so a change to Terms must fail here.
+TERM_INERTIA, TERM_VELOCITY, TERM_GRAVITY = 1, 2, 4      # q̈ (and armature), q̇, g
+TERM_BIAS = TERM_VELOCITY | TERM_GRAVITY
+TERM_ALL = TERM_INERTIA | TERM_VELOCITY | TERM_GRAVITY
+if (TERM_INERTIA, TERM_VELOCITY, TERM_GRAVITY, TERM_BIAS, TERM_ALL) != (
+        int(Terms.INERTIA), int(Terms.VELOCITY), int(Terms.GRAVITY), int(Terms.BIAS), int(Terms.ALL)):
+    raise ImportError("dyn_plugin.compiled.kernels: the TERM_* bits disagree with dyn_plugin.terms.Terms; "
+                      "update them here (this file) so that numba's cache is invalidated")
+
+# status codes of the *_single kernels (3 is unused; 4 matches the generated code's status)
+OK, BAD_SHAPE, NOT_FINITE, NOT_FINITE_RESULT = 0, 1, 2, 4
 CHUNK = 64                                       # states per scratch allocation in batches
 
 # 'contract' lets LLVM fuse a*b + c into one FMA instruction (one rounding instead of two)
@@ -155,7 +168,7 @@ def _placements(P, Q, k, W):
     n = P.shape[0] - 1
     for i in range(n):
         if P[i, KIND] == 0.0:
-            c, s = np.cos(Q[k, i]), np.sin(Q[k, i])
+            c, s = cos(Q[k, i]), sin(Q[k, i])
             for a in range(3):
                 x, y = P[i, ROT0 + 3 * a], P[i, ROT0 + 3 * a + 1]
                 W[i, R_ROW + a, 0] = c * x + s * y
@@ -201,55 +214,24 @@ def _scratch(P):
     return np.empty((P.shape[0] - 1, ROWS, 3))
 
 
-# -- friction (dyn_plugin.friction.models.VelocityFriction + breakaway) --------------------
-
-@_jit
-def _friction_torque(P, i, qd):
-    """b(q̇) = b_v q̇ + s(q̇) L(q̇) for joint i (Schilling 6-3-3), dry levels + τ_B."""
-    n = P.shape[0] - 1
-    width = P[n, SMOOTHING]
-    if width > 0.0:
-        s = np.tanh(qd / width)
-    else:
-        s = 1.0 if qd > 0.0 else (-1.0 if qd < 0.0 else 0.0)
-    decay = np.exp(-abs(qd) / P[i, STRIBECK])
-    if qd > 0.0:
-        level = P[i, COULOMB_POS] + (P[i, STATIC_POS] - P[i, COULOMB_POS]) * decay
-    else:
-        level = P[i, COULOMB_NEG] + (P[i, STATIC_NEG] - P[i, COULOMB_NEG]) * decay
-    return P[i, VISCOUS] * qd + s * (level + P[i, BREAKAWAY])
-
-
-@_jit
-def _stuck(P, QD, k):
-    """True when a joint at rest has sharp dry friction: the torque is then a set (stiction)."""
-    n = P.shape[0] - 1
-    if P[n, HAS_FRICTION] == 0.0 or P[n, SET_VALUED] == 0.0:
-        return False
-    for i in range(n):
-        if QD[k, i] == 0.0:
-            positive = P[i, STATIC_POS] + P[i, BREAKAWAY]
-            negative = P[i, STATIC_NEG] + P[i, BREAKAWAY]
-            if positive > 0.0 or negative > 0.0:
-                return True
-    return False
-
-
 # -- recursive Newton-Euler (algorithms.newton_euler; Fu Table 3.3, Khalil's link moments) --
 
 W_OMEGA, W_ALPHA, W_ACC, W_FORCE, W_MOMENT = 4, 5, 6, 7, 8
 
 
 @_jit
-def _rnea_state(P, Q, QD, QDD, k, moving, accelerating, gravity, W):
+def _rnea_state(P, Q, QD, QDD, k, terms, W):
     """Joint wrenches (f, n) at each joint origin in its frame, into W rows 7 and 8.
 
-    ``moving``/``accelerating`` False treat q̇/q̈ as zero; ``gravity`` False drops g.
+    ``terms`` (an int of TERM_* bits): without TERM_VELOCITY q̇ counts as zero, without
+    TERM_INERTIA q̈ does, without TERM_GRAVITY g does.
     """
     n = P.shape[0] - 1
     _placements(P, Q, k, W)
     zero = (0.0, 0.0, 0.0)
-    base = _col(P, n, BASE_ACC) if gravity else zero
+    moving = (terms & TERM_VELOCITY) != 0
+    accelerating = (terms & TERM_INERTIA) != 0
+    base = _col(P, n, BASE_ACC) if (terms & TERM_GRAVITY) != 0 else zero
     for i in range(n):
         parent = int(P[i, PARENT])
         if parent < 0:
@@ -293,18 +275,15 @@ def _project(P, W, i):
 
 
 @_jit
-def _torques(P, Q, QD, QDD, k, moving, accelerating, gravity, TAU, W):
-    """τ = rigid body + armature q̈ + friction b(q̇).  Armature and friction come from the
-    packed model, and friction only with q̇ and q̈ both on (full inverse dynamics)."""
-    _rnea_state(P, Q, QD, QDD, k, moving, accelerating, gravity, W)
+def _torques(P, Q, QD, QDD, k, terms, TAU, W):
+    """τ = the ``terms`` of M q̈ + C q̇ + g, the armature q̈ with TERM_INERTIA."""
+    _rnea_state(P, Q, QD, QDD, k, terms, W)
     n = P.shape[0] - 1
-    friction = P[n, HAS_FRICTION] != 0.0 and moving and accelerating
+    accelerating = (terms & TERM_INERTIA) != 0
     for i in range(n):
         tau = _project(P, W, i)
         if accelerating:
             tau += P[i, ARMATURE] * QDD[k, i]
-        if friction:
-            tau += _friction_torque(P, i, QD[k, i])
         TAU[k, i] = tau
 
 
@@ -323,28 +302,29 @@ def inverse_dynamics_single(P, q, qd, qdd, tau):
     n = P.shape[0] - 1
     status = _status(n, q, qd, qdd)
     if status == OK and tau.shape[0] == n:
-        _torques(P, _one(q), _one(qd), _one(qdd), 0, True, True, True, _one(tau), _scratch(P))
+        _torques(P, _one(q), _one(qd), _one(qdd), 0, TERM_ALL, _one(tau), _scratch(P))
         status = _finite_result(tau)
     return status
 
 
 def bias_single(P, q, qd, tau):
-    """C(q, q̇) q̇ + g(q) for one state (no friction, no armature); returns a status."""
+    """C(q, q̇) q̇ + g(q) for one state (no armature); returns a status."""
     n = P.shape[0] - 1
     status = _status(n, q, qd, q)
     if status == OK and tau.shape[0] == n:
-        _torques(P, _one(q), _one(qd), _one(q), 0, True, False, True, _one(tau), _scratch(P))
+        _torques(P, _one(q), _one(qd), _one(q), 0, TERM_BIAS, _one(tau), _scratch(P))
         status = _finite_result(tau)
     return status
 
 
-def _inverse_dynamics_batch(P, Q, QD, QDD, moving, accelerating, gravity, TAU):
-    """τ (N, n) into ``TAU``; rows of QD/QDD are ignored where ``moving``/``accelerating`` is False."""
+def _inverse_dynamics_batch(P, Q, QD, QDD, terms, TAU):
+    """The ``terms`` of τ (N, n) into ``TAU``; QD (QDD) is not read without TERM_VELOCITY
+    (TERM_INERTIA)."""
     N = Q.shape[0]
     for chunk in nb.prange((N + CHUNK - 1) // CHUNK):
         W = _scratch(P)
         for k in range(chunk * CHUNK, min(N, (chunk + 1) * CHUNK)):
-            _torques(P, Q, QD, QDD, k, moving, accelerating, gravity, TAU, W)
+            _torques(P, Q, QD, QDD, k, terms, TAU, W)
 
 
 inverse_dynamics_batch = _serial_and_parallel(_inverse_dynamics_batch)   # (serial, parallel)
@@ -356,7 +336,7 @@ def _joint_wrenches_batch(P, Q, QD, QDD, F, M):
     for chunk in nb.prange((N + CHUNK - 1) // CHUNK):
         W = _scratch(P)
         for k in range(chunk * CHUNK, min(N, (chunk + 1) * CHUNK)):
-            _rnea_state(P, Q, QD, QDD, k, True, True, True, W)
+            _rnea_state(P, Q, QD, QDD, k, TERM_ALL, W)
             for i in range(n):                                    # back to the URDF joint frame
                 f = _packed_mat_vec(P, i, FRAME, _row(W, i, W_FORCE))
                 moment = _packed_mat_vec(P, i, FRAME, _row(W, i, W_MOMENT))
@@ -569,49 +549,26 @@ def _rotate_block(W, i, r):
         W[i, r, b], W[i, r + 1, b], W[i, r + 2, b] = col[0], col[1], col[2]
 
 
-@_jit
-def _forward(P, Q, QD, TAU, QDD, k, W):
-    """q̈ = ABA(q, q̇, τ − b(q̇)): friction, if packed, moved to the right-hand side."""
-    n = P.shape[0] - 1
-    if P[n, HAS_FRICTION] != 0.0:
-        for i in range(n):
-            QDD[k, i] = TAU[k, i] - _friction_torque(P, i, QD[k, i])    # QDD as scratch for τ'
-        _aba_state(P, Q, QD, QDD, QDD, k, W)
-    else:
-        _aba_state(P, Q, QD, TAU, QDD, k, W)
-
-
 def forward_dynamics_single(P, q, qd, tau, qdd):
-    """q̈ (n,) of one state into ``qdd``; returns a status (AT_REST: stiction needed)."""
+    """q̈ (n,) of one state into ``qdd``; returns a status code (OK = 0)."""
     n = P.shape[0] - 1
     status = _status(n, q, qd, tau)
-    if status == OK and _stuck(P, _one(qd), 0):
-        status = AT_REST
     if status == OK and qdd.shape[0] == n:
-        _forward(P, _one(q), _one(qd), _one(tau), _one(qdd), 0, _scratch(P))
+        _aba_state(P, _one(q), _one(qd), _one(tau), _one(qdd), 0, _scratch(P))
         status = _finite_result(qdd)
     return status
 
 
 def _forward_dynamics_batch(P, Q, QD, TAU, QDD):
-    """q̈ (N, n) into QDD (the caller keeps states that need stiction out)."""
+    """q̈ (N, n) into QDD."""
     N = Q.shape[0]
     for chunk in nb.prange((N + CHUNK - 1) // CHUNK):
         W = _scratch(P)
         for k in range(chunk * CHUNK, min(N, (chunk + 1) * CHUNK)):
-            _forward(P, Q, QD, TAU, QDD, k, W)
+            _aba_state(P, Q, QD, TAU, QDD, k, W)
 
 
 forward_dynamics_batch = _serial_and_parallel(_forward_dynamics_batch)   # (serial, parallel)
-
-
-def _stuck_batch(P, QD, out):
-    """out[k] = True where state k has a joint at rest with sharp dry friction."""
-    for k in nb.prange(QD.shape[0]):
-        out[k] = _stuck(P, QD, k)
-
-
-stuck_batch = _serial_and_parallel(_stuck_batch)   # (serial, parallel)
 
 
 # -- linear algebra -----------------------------------------------------------------------
@@ -645,6 +602,39 @@ def spd_solve(M, b, x):   # generated modules call this: bump codegen.GENERATOR_
         x[i] = s * M[i, i]
 
 
+@_jit
+def _shifted_solve(M, d, b, x, L):
+    """x = (M + diag d)⁻¹ b by Cholesky, in the scratch L (n, n); M and b are not written."""
+    n = b.shape[0]
+    for j in range(n):
+        for i in range(j, n):
+            L[i, j] = M[i, j]
+        L[j, j] += d[j]
+    spd_solve(L, b, x)
+
+
+def shifted_spd_solve_single(M, d, b, x):
+    """x = (M + diag d)⁻¹ b (n,) for a symmetric M (n, n) with M + diag d positive definite
+    (e.g. a mass matrix and the armature on its diagonal); returns a status code (OK = 0)."""
+    n = b.shape[0]
+    if M.shape[0] != n or M.shape[1] != n or d.shape[0] != n or x.shape[0] != n:
+        return BAD_SHAPE
+    _shifted_solve(M, d, b, x, np.empty((n, n)))
+    return _finite_result(x)
+
+
+def _shifted_spd_solve_batch(M, d, B, X):
+    """X[k] = (M[k] + diag d)⁻¹ B[k] for M (N, n, n), B and X (N, n)."""
+    N, n = B.shape
+    for chunk in nb.prange((N + CHUNK - 1) // CHUNK):
+        L = np.empty((n, n))
+        for k in range(chunk * CHUNK, min(N, (chunk + 1) * CHUNK)):
+            _shifted_solve(M[k], d, B[k], X[k], L)
+
+
+shifted_spd_solve_batch = _serial_and_parallel(_shifted_spd_solve_batch)   # (serial, parallel)
+
+
 # -- the single-state kernels, typed ---------------------------------------------------------
 
 _VECTOR, _MATRIX, _MODEL = "float64[::1]", "float64[:, ::1]", "float64[:, ::1]"
@@ -653,6 +643,7 @@ _SIGNATURES = {
     "bias": (bias_single, f"int64({_MODEL}, {_VECTOR}, {_VECTOR}, {_VECTOR})"),
     "forward_dynamics": (forward_dynamics_single, f"int64({_MODEL}, {_VECTOR}, {_VECTOR}, {_VECTOR}, {_VECTOR})"),
     "mass_matrix": (mass_matrix_single, f"int64({_MODEL}, {_VECTOR}, {_MATRIX})"),
+    "shifted_spd_solve": (shifted_spd_solve_single, f"int64({_MATRIX}, {_VECTOR}, {_VECTOR}, {_VECTOR})"),
 }
 
 

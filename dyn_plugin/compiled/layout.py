@@ -24,51 +24,53 @@ from ..kinematics import REVOLUTE, parallel_axis, rotation_from_z
 
 # The column constants live in .kernels: numba freezes them into the machine code it
 # caches, and it only invalidates that cache when the kernels' own file changes.
-from .kernels import (ARMATURE, BASE_ACC, BREAKAWAY, COULOMB_NEG, COULOMB_POS, FRAME, HAS_FRICTION,  # noqa: E402
-                      INERTIA, KIND, MASS, MOMENT, PARENT, POS0, ROT0, SET_VALUED, SMOOTHING, STATIC_NEG,
-                      STATIC_POS, STRIBECK, VISCOUS, WIDTH)
+from .kernels import ARMATURE, BASE_ACC, FRAME, INERTIA, KIND, MASS, MOMENT, PARENT, POS0, ROT0, WIDTH  # noqa: E402
 
 
-def pack_model(model, gravity=None, armature=None, friction=None) -> np.ndarray:
-    """The ``(n + 1, WIDTH)`` array of ``model`` (a :class:`~dyn_plugin.model.RobotModel`).
-
-    ``gravity`` (3,) m/s² defaults to the model's; ``armature`` (n,) kg·m² (kg) to zeros;
-    ``friction`` is a :class:`~dyn_plugin.friction.parameters.FrictionModel` whose
-    friction does not depend on the joint loads (velocity friction and breakaway only).
+def pack_model(model, armature=None) -> np.ndarray:
+    """The ``(n + 1, WIDTH)`` array of ``model`` (a :class:`~dyn_plugin.model.RobotModel`),
+    with its gravity (``model.with_gravity(g)`` for another); ``armature`` (n,) kg·m² (kg
+    for prismatic joints), the rotor inertia on M's diagonal, defaults to zeros.
     """
-    n = model.n
-    P = np.zeros((n + 1, WIDTH))
-    P[:n, PARENT] = model.parents
-    P[:n, KIND] = [0.0 if kind == REVOLUTE else 1.0 for kind in model.joint_types]
-    F = np.array([rotation_from_z(axis) for axis in model.axes]).reshape(n, 3, 3)
-    F_parent = np.array([F[k] if k >= 0 else np.eye(3) for k in model.parents]).reshape(n, 3, 3)
-    turn_back = np.swapaxes(F_parent, 1, 2)
-    P[:n, ROT0:ROT0 + 9] = (turn_back @ model.joint_rotations @ F).reshape(n, 9)
-    P[:n, POS0:POS0 + 3] = np.einsum("nij,nj->ni", turn_back, model.joint_positions)
-    P[:n, FRAME:FRAME + 9] = F.reshape(n, 9)
-    m = model.masses
-    c = np.einsum("nji,nj->ni", F, model.coms)                               # Fᵀ c
-    I_c = np.swapaxes(F, 1, 2) @ model.inertias @ F                          # Fᵀ I F
-    P[:n, MASS] = m
-    P[:n, MOMENT:MOMENT + 3] = m[:, None] * c
-    P[:n, INERTIA:INERTIA + 9] = (I_c + parallel_axis(m, c)).reshape(n, 9)
+    bodies = [(i, model.masses[i], model.coms[i], model.inertias[i]) for i in range(model.n)]
+    return pack(model.parents, model.joint_types, model.joint_rotations, model.joint_positions, model.axes,
+                bodies, model.gravity, armature)
+
+
+def pack(parents, joint_types, rotations, positions, axes, bodies, gravity, armature=None) -> np.ndarray:
+    """The packed model from its parts, in any number type.
+
+    Per joint i: ``parents[i]`` (−1: base), ``joint_types[i]``, the rest placement
+    ``rotations[i]`` (3, 3) and ``positions[i]`` (3,) in the parent link's frame, the unit
+    ``axes[i]`` (3,); ``bodies``: ``(link, mass, com (3,), inertia about the com (3, 3))``,
+    several per link allowed (a payload), in link frames; ``gravity`` (3,).  Floats give
+    the float64 array the kernels read; exact numbers (sympy rationals and symbols) give an
+    array of ``dtype=object`` that :mod:`.traced` runs the kernels' recursions on.
+
+    Each body is turned into its link's z normal form before the parallel-axis term is
+    added (c' = Fᵀ c, I' = Fᵀ I F + m [c']×[c']×ᵀ), so that a small inertia about a tilted
+    axis is not buried in the round-off of rotating a large one.
+    """
+    n = len(parents)
+    exact = any(np.asarray(part).dtype == object for part in (rotations, positions, axes, gravity))
+    dtype = object if exact else float
+    P = np.zeros((n + 1, WIDTH), dtype=dtype)
+    F = [np.asarray(rotation_from_z(axis), dtype=dtype) for axis in axes]
+    identity = np.identity(3, dtype=int)                     # exact in any number type
+    for i in range(n):
+        turn_back = (F[parents[i]] if parents[i] >= 0 else identity).T
+        P[i, PARENT] = parents[i]
+        P[i, KIND] = 0.0 if joint_types[i] == REVOLUTE else 1.0
+        P[i, ROT0:ROT0 + 9] = (turn_back @ np.asarray(rotations[i], dtype=dtype) @ F[i]).reshape(9)
+        P[i, POS0:POS0 + 3] = turn_back @ np.asarray(positions[i], dtype=dtype).reshape(3)
+        P[i, FRAME:FRAME + 9] = F[i].reshape(9)
+    for i, mass, com, inertia in bodies:
+        c = F[i].T @ np.asarray(com, dtype=dtype).reshape(3)
+        I_O = F[i].T @ np.asarray(inertia, dtype=dtype) @ F[i] + parallel_axis(mass, c)
+        P[i, MASS] += mass
+        P[i, MOMENT:MOMENT + 3] += mass * c
+        P[i, INERTIA:INERTIA + 9] += I_O.reshape(9)
     if armature is not None:
         P[:n, ARMATURE] = armature
-    P[n, BASE_ACC:BASE_ACC + 3] = -np.asarray(model.gravity if gravity is None else gravity, dtype=float)
-    if friction is not None:
-        _pack_friction(P, friction)
+    P[n, BASE_ACC:BASE_ACC + 3] = -np.asarray(gravity, dtype=dtype).reshape(3)
     return P
-
-
-def _pack_friction(P: np.ndarray, friction) -> None:
-    n = P.shape[0] - 1
-    velocity = friction.velocity
-    P[:n, VISCOUS] = velocity.viscous
-    P[:n, COULOMB_POS], P[:n, COULOMB_NEG] = velocity.coulomb_positive, velocity.coulomb_negative
-    P[:n, STATIC_POS], P[:n, STATIC_NEG] = velocity.static_positive, velocity.static_negative
-    P[:n, STRIBECK] = velocity.stribeck_velocity
-    if friction.transmission is not None:
-        P[:n, BREAKAWAY] = friction.transmission.breakaway
-    P[n, SMOOTHING] = friction.smoothing
-    P[n, HAS_FRICTION] = 1.0
-    P[n, SET_VALUED] = 1.0 if friction.set_valued else 0.0

@@ -1,5 +1,5 @@
 """Monte-Carlo friction study: how far the friction torque along a trajectory moves when
-the friction parameters are only known within stated uncertainties (issue #17).
+the friction parameters are only known within stated uncertainties.
 
 :func:`friction_envelope` draws K friction parameter sets around a nominal
 :class:`~dyn_plugin.friction.parameters.FrictionModel`, evaluates a friction backend's
@@ -147,7 +147,7 @@ _WORKER_CACHE: dict = {}     # per process: job token -> nominal backend (the fi
 
 
 def _backend_for(job: _Job):
-    from ..backends import get_backend
+    from ..backends.registry import get_backend
 
     if job.token not in _WORKER_CACHE:
         while len(_WORKER_CACHE) >= 4:
@@ -248,16 +248,17 @@ def friction_envelope(model, friction=None, uncertainty=None, samples: int = 256
     Returns a :class:`FrictionEnvelope`.  Memory: the K × T × n sample torques are held
     for the percentiles (K = 10⁴, T = 201, n = 6: 97 MB).
     """
-    from ..backends import get_backend
-    from ..backends.registry import WITH_FRICTION
+    from ..backends.registry import get_backend
+    from ..backends.registry import backends
 
     samples, seed, chunk_size = _check_counts(samples, seed, chunk_size)
     levels = _check_levels(percentiles)
     if profile is not None and not isinstance(profile, str):
         raise InputError(f"profile is the friction data file's profile name (e.g. 'corke'); pass the motion as "
                          f"trajectory=(t, q, qd, qdd), got profile={type(profile).__name__}")
-    if backend not in WITH_FRICTION:
-        raise InputError(f"backend must be one with friction: {', '.join(WITH_FRICTION)}; got {backend!r}")
+    with_friction = backends(can=("friction",))
+    if backend not in with_friction:
+        raise InputError(f"backend must be one with friction: {', '.join(with_friction)}; got {backend!r}")
     if gravity is not None:
         model = model.with_gravity(gravity)
     t, q, qd, qdd = _check_trajectory(model, trajectory)

@@ -24,6 +24,7 @@ d = sgn(q̇), or tanh(q̇/w) in the smooth variant.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from pathlib import Path
 from typing import Optional, Union
@@ -33,7 +34,7 @@ import numpy as np
 from ..datafile import read_toml
 from ..errors import ModelError
 from .models import (BearingFriction, EfficiencyCurve, TransmissionFriction, VelocityFriction, _check_names,
-                     _per_joint, joints_of)
+                     _per_joint, friction_torque, joints_of, parameter_table)
 
 
 ARMATURE_FORMS = ("diagonal", "link")
@@ -139,6 +140,29 @@ class FrictionModel:
         if self.transmission is not None:
             positive, negative = positive + self.transmission.breakaway, negative + self.transmission.breakaway
         return positive, negative
+
+    @functools.cached_property
+    def table(self) -> np.ndarray:
+        """The load-independent friction (velocity friction and the transmission breakaway
+        τ_B) as the (ROWS, n) parameter table of the compiled law
+        (:func:`dyn_plugin.friction.models.parameter_table`; no armature)."""
+        return parameter_table(self.velocity, self.breakaway)
+
+    @property
+    def breakaway(self) -> Optional[np.ndarray]:
+        """The transmission breakaway τ_B (n,), or None without a transmission."""
+        return None if self.transmission is None else self.transmission.breakaway
+
+    def load_independent_torque(self, qd: np.ndarray) -> np.ndarray:
+        """b(q̇) + d τ_B: the lumped velocity friction plus the transmission breakaway, the
+        friction that does not depend on the joint loads; ``qd`` (n,) or (N, n), validated
+        by the caller."""
+        return friction_torque(qd, self.table)
+
+    def dry_torque(self, qd: np.ndarray) -> np.ndarray:
+        """d (L(q̇) + τ_B): the dry part of :meth:`load_independent_torque`, with the level of
+        the motion's direction (:meth:`levels`)."""
+        return friction_torque(qd, self.table, viscous=False)
 
     def with_smoothing(self, width: float) -> "FrictionModel":
         """The same parameters with every sgn(q̇) replaced by tanh(q̇ / width) (width ≥ 0)."""

@@ -105,7 +105,7 @@ def _integrate(t, values):
 
 def run_study(backend, duration: float = 2.0, samples: int = 201, amplitude: float = 0.3) -> FrictionStudy:
     """Evaluate ``backend.inverse_dynamics_breakdown`` along :func:`reference_trajectory`."""
-    if not hasattr(backend, "inverse_dynamics_breakdown"):
+    if not type(backend).can("friction"):
         raise InputError(f"backend {backend.name!r} has no friction: use newton_euler_friction or "
                          "lagrange_euler_friction")
     model = backend.model

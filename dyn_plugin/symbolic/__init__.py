@@ -8,24 +8,24 @@ The names below are loaded on first use (PEP 562), so that importing a sibling m
 (``dyn_plugin.symbolic.codegen``) does not import sympy.
 """
 
-_DERIVE = (
-    "GROUPS", "ClosedForm", "NumericDynamics", "SymbolicModel", "canonical", "compact", "exact_axis",
-    "exact_number", "exact_rotation", "format_equations", "forward_dynamics", "identical",
-    "lagrange_euler", "lambdify_closed_form", "newton_euler", "symbolic_model",
-)
+_WHERE = {   # name -> the module of this package that defines it (imported on first use)
+    "GROUPS": "model", "SymbolicModel": "model", "symbolic_model": "model",
+    "exact_axis": "exact", "exact_number": "exact", "exact_rotation": "exact",
+    "ClosedForm": "closed_form", "NumericDynamics": "closed_form", "canonical": "closed_form",
+    "forward_dynamics": "closed_form", "identical": "closed_form", "lambdify_closed_form": "closed_form",
+    "lagrange_euler": "lagrange_derivation", "newton_euler": "newton_derivation",
+    "compact": "printing", "format_equations": "derive",
+    "GeneratedCode": "emit", "generate": "emit", "operation_counts": "emit",
+}
 
-_CODEGEN = ("GeneratedCode", "generate", "operation_counts")
-
-__all__ = list(_DERIVE) + list(_CODEGEN)
+__all__ = list(_WHERE)
 
 
 def __getattr__(name):
-    if name in _DERIVE:
-        from . import derive
-        return getattr(derive, name)
-    if name in _CODEGEN:
-        from . import codegen
-        return getattr(codegen, name)
+    if name in _WHERE:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -24,10 +24,14 @@ This module gathers the names of the package's parts, one concern each:
 * :mod:`.lagrange_derivation`, :mod:`.newton_derivation` -- the two routes;
 * :mod:`.closed_form` -- :class:`ClosedForm`, :func:`canonical`, :func:`identical`,
   :func:`forward_dynamics`, :class:`NumericDynamics`;
-* :mod:`.printing` -- :func:`format_equations`, :func:`compact`.
+* :mod:`.printing` -- :func:`compact` and the layout of the equations;
+
+and :func:`format_equations`, which picks a route and prints its closed form.
 """
 
 from __future__ import annotations
+
+from ..errors import InputError
 
 from .algebra import TrigAlgebra
 from .closed_form import (MAX_FD_JOINTS, ClosedForm, NumericDynamics, canonical, forward_dynamics, identical,
@@ -36,7 +40,7 @@ from .exact import DECIMAL_RTOL, SNAP, exact_axis, exact_number, exact_rotation
 from .lagrange_derivation import lagrange_euler
 from .model import AXES, GROUPS, SymbolicModel, symbolic_model
 from .newton_derivation import newton_euler
-from .printing import compact, format_equations
+from .printing import _assemble, compact
 
 __all__ = [
     "GROUPS", "SymbolicModel", "ClosedForm", "NumericDynamics", "symbolic_model", "lagrange_euler",
@@ -45,3 +49,24 @@ __all__ = [
     # constants and the algebra, for readers of the parts
     "AXES", "DECIMAL_RTOL", "MAX_FD_JOINTS", "SNAP", "TrigAlgebra",
 ]
+
+
+def format_equations(model, latex: bool = False, symbols=(), route: str = "newton_euler") -> str:
+    """The configuration-space equations M, B, C, G of ``model`` as text for people.
+
+    ``model``: a RobotModel, a SymbolicModel, or a bundled robot name / URDF path.
+    ``latex``: LaTeX (an ``align*`` block per matrix) instead of sympy's unicode pretty print.
+    ``symbols``: parameter groups to keep symbolic (see :func:`symbolic_model`).
+    ``route``: ``"newton_euler"`` (default) or ``"lagrange_euler"``; the result is the same.
+    Only non-zero entries are printed, M's upper triangle only (M is symmetric); sums of
+    angles are contracted (:func:`compact`) and written as Fu's S2, C23 (a legend follows);
+    numbers from numeric data are shown with 6 significant digits.
+    """
+    if isinstance(model, (str, bytes)) or hasattr(model, "__fspath__"):
+        from ..robots import load_robot   # lazy: keeps this module free of file I/O at import
+        model = load_robot(model)
+    smodel = model if isinstance(model, SymbolicModel) else symbolic_model(model, symbols)
+    derive = {"newton_euler": newton_euler, "lagrange_euler": lagrange_euler}.get(route)
+    if derive is None:
+        raise InputError(f"unknown route {route!r}; use 'newton_euler' or 'lagrange_euler'")
+    return _assemble(derive(smodel), latex)

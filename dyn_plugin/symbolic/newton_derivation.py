@@ -1,75 +1,108 @@
-"""The Newton-Euler derivation of the closed form (:func:`newton_euler`): the recursion of
-:mod:`dyn_plugin.algorithms.newton_euler` (Fu Table 3.3 with 3.3-57) run on the
-trigonometric polynomials of :mod:`.algebra`; then M = ∂τ/∂q̈, G = τ(q, 0, 0),
-C_ij = ½ ∂²τ_i/∂q̇_j², B_i,(jk) = ½ ∂²τ_i/∂q̇_j∂q̇_k."""
+"""The Newton-Euler derivation of the closed form (:func:`newton_euler`).
+
+τ(q, q̇, q̈) comes from the compiled kernels' own recursion
+(:func:`dyn_plugin.compiled.kernels._rnea_state`: Fu Table 3.3 with 3.3-57, link moments
+about the origin as Khalil's, every joint in its z normal form), run by
+:mod:`dyn_plugin.compiled.traced` on the exact trigonometric polynomials of
+:mod:`.algebra` instead of floats: one statement of the recursion serves the numeric
+kernels and the symbolic derivation.  The model is packed exactly by
+:func:`dyn_plugin.compiled.layout.pack` (an exactly unit rational axis gives an exactly
+orthogonal z-normal-form rotation), so τ is exact and, reduced to the canonical form,
+identical to the Lagrange-Euler route's (:func:`~.closed_form.identical`).
+
+Then M = ∂τ/∂q̈, G = τ(q, 0, 0), C_ij = ½ ∂²τ_i/∂q̇_j², B_i,(jk) = ½ ∂²τ_i/∂q̇_j∂q̇_k.
+"""
 
 from __future__ import annotations
 
 import time
 
+import numpy as np
+import sympy
 from sympy import QQ
 
+from ..compiled import kernels, layout
+from ..compiled.traced import python_form
 from ..kinematics import REVOLUTE
-from .algebra import TrigAlgebra, _add, _algebra, _link_placement, _scale
+from ..terms import Terms
+from .algebra import TrigAlgebra, _algebra
 from .closed_form import ClosedForm, _pairs
 from .model import SymbolicModel
 
-
-def _ne_forward(alg: TrigAlgebra, placements):
-    """ω, ω̇, v̇ (origin) of every link in its own frame (Fu 3.3-50 to 3.3-52), as
-    :func:`dyn_plugin.algorithms.newton_euler.forward_pass`; gravity as the base
-    acceleration v̇₀ = −g (Fu 3.3-46)."""
-    sm, zero = alg.smodel, alg.ring.zero
-    base = ([zero] * 3, [zero] * 3, [-x for x in alg.vec(sm.gravity)])
-    w, wd, vd = [], [], []
-    for k, (R, p) in enumerate(placements):
-        parent = sm.parents[k]
-        w_p, wd_p, vd_p = base if parent < 0 else (w[parent], wd[parent], vd[parent])
-        origin_acc = _add(_add(vd_p, alg.cross(wd_p, p)), alg.cross(w_p, alg.cross(w_p, p)))
-        w_in, wd_in, vd_in = alg.mtv(R, w_p), alg.mtv(R, wd_p), alg.mtv(R, origin_acc)
-        z = alg.vec(sm.axes[k])
-        z_qd, z_qdd = _scale(z, alg.var(sm.qd[k])), _scale(z, alg.var(sm.qdd[k]))
-        if sm.joint_types[k] == REVOLUTE:
-            w.append(_add(w_in, z_qd))                                            # 3.3-50
-            wd.append(_add(_add(wd_in, z_qdd), alg.cross(w_in, z_qd)))            # 3.3-51
-            vd.append(vd_in)                                                      # 3.3-52
-        else:
-            w.append(w_in)
-            wd.append(wd_in)
-            vd.append(_add(_add(vd_in, z_qdd), _scale(alg.cross(w_in, z_qd), 2)))  # 2ω×ż Coriolis
-    return w, wd, vd
+_STRUCTURE = (kernels.PARENT, kernels.KIND)      # packed columns that stay plain numbers
 
 
-def _ne_link_wrenches(alg: TrigAlgebra, w, wd, vd):
-    """Net force F and moment about the link origin of every link's bodies (Fu 3.3-53
-    to 3.3-55): F = m a_c, a_c = v̇ + ω̇×c + ω×(ω×c); moment = I_c ω̇ + ω×(I_c ω) + c×F."""
-    n = alg.smodel.n
-    f = [[alg.ring.zero] * 3 for _ in range(n)]
-    moment = [[alg.ring.zero] * 3 for _ in range(n)]
-    for k, mass, com, inertia in alg.smodel.bodies():
-        c, I, m = alg.vec(com), alg.mat(inertia), alg.const(mass)
-        a_c = _add(_add(vd[k], alg.cross(wd[k], c)), alg.cross(w[k], alg.cross(w[k], c)))   # 3.3-53
-        F = [alg.reduce(x * m) for x in a_c]                                                 # 3.3-54
-        N = _add(alg.mv(I, wd[k]), alg.cross(w[k], alg.mv(I, w[k])))                         # 3.3-55
-        f[k] = _add(f[k], F)
-        moment[k] = _add(moment[k], _add(N, alg.cross(c, F)))
-    return f, moment
+def _number_type(alg: TrigAlgebra):
+    """The number type the recursion runs on: a ring element of ``alg``, reduced modulo
+    sin² + cos² = 1 after every product (so that the polynomials stay small)."""
+
+    def element(x):
+        if isinstance(x, Reduced):
+            return x.p
+        return alg.ring(sympy.Rational(x) if isinstance(x, float) else x)      # 0.0, 2.0: exact
+
+    class Reduced:
+        __slots__ = ("p",)
+
+        def __init__(self, p):
+            self.p = p
+
+        def __add__(self, other):
+            return Reduced(self.p + element(other))
+
+        __radd__ = __add__
+
+        def __sub__(self, other):
+            return Reduced(self.p - element(other))
+
+        def __rsub__(self, other):
+            return Reduced(element(other) - self.p)
+
+        def __mul__(self, other):
+            other = element(other)
+            return Reduced(alg.reduce(self.p * other) if other else alg.ring.zero)
+
+        __rmul__ = __mul__
+
+        def __neg__(self):
+            return Reduced(-self.p)
+
+    return Reduced
 
 
-def _ne_torques(alg: TrigAlgebra, placements) -> list:
-    """τ (n ring elements): backward pass (Fu 3.3-56, 3.3-57), projection on the axes."""
-    sm = alg.smodel
-    w, wd, vd = _ne_forward(alg, placements)
-    f, moment = _ne_link_wrenches(alg, w, wd, vd)
-    for k in reversed(range(sm.n)):                      # children come after parents
-        parent = sm.parents[k]
-        if parent >= 0:
-            R, p = placements[k]
-            f_in_parent = alg.mv(R, f[k])                                                   # 3.3-56
-            f[parent] = _add(f[parent], f_in_parent)
-            moment[parent] = _add(moment[parent], _add(alg.mv(R, moment[k]), alg.cross(p, f_in_parent)))  # 3.3-57
-    return [alg.dot(alg.vec(sm.axes[k]), moment[k] if sm.joint_types[k] == REVOLUTE else f[k])
-            for k in range(sm.n)]
+class _Angle:
+    """Joint k's angle: the recursion only takes its cosine and sine."""
+
+    def __init__(self, k: int):
+        self.k = k
+
+
+def _exact_packed_model(smodel: SymbolicModel, alg: TrigAlgebra, number) -> np.ndarray:
+    """The packed model of :mod:`dyn_plugin.compiled.layout`, every entry exact."""
+    P = layout.pack(smodel.parents, smodel.joint_types, smodel.rotations, smodel.positions, smodel.axes,
+                    smodel.bodies(), smodel.gravity)
+    for (i, column), value in np.ndenumerate(P):
+        if column not in _STRUCTURE:
+            P[i, column] = number(alg.const(value))
+    return P
+
+
+def joint_torques(smodel: SymbolicModel) -> list:
+    """τ (n ring elements of the model's algebra): the kernels' Newton-Euler recursion on
+    exact polynomials, every term (:data:`~dyn_plugin.terms.Terms.ALL`)."""
+    alg = _algebra(smodel)
+    number = _number_type(alg)
+    n = smodel.n
+    P = _exact_packed_model(smodel, alg, number)
+    Q, QD, QDD = (np.empty((1, n), dtype=object) for _ in range(3))
+    for k in range(n):
+        Q[0, k] = _Angle(k) if smodel.joint_types[k] == REVOLUTE else number(alg.var(smodel.q[k]))
+        QD[0, k], QDD[0, k] = number(alg.var(smodel.qd[k])), number(alg.var(smodel.qdd[k]))
+    rnea = python_form(kernels._rnea_state, cos=lambda a: number(alg.sin_cos(a.k)[1]),
+                       sin=lambda a: number(alg.sin_cos(a.k)[0]))
+    W = np.empty((n, kernels.ROWS, 3), dtype=object)
+    rnea(P, Q, QD, QDD, 0, int(Terms.ALL), W)
+    return [python_form(kernels._project)(P, W, i).p for i in range(n)]
 
 
 def newton_euler(smodel: SymbolicModel) -> "ClosedForm":
@@ -79,7 +112,7 @@ def newton_euler(smodel: SymbolicModel) -> "ClosedForm":
     start = time.perf_counter()
     alg = _algebra(smodel)
     n = smodel.n
-    tau = _ne_torques(alg, [_link_placement(alg, k) for k in range(n)])
+    tau = joint_torques(smodel)
     qd = [alg.var(s) for s in smodel.qd]
     qdd = [alg.var(s) for s in smodel.qdd]
     half = QQ(1, 2)

@@ -8,12 +8,8 @@ from sympy.printing.pretty.pretty import PrettyPrinter
 from sympy.printing.pretty.stringpict import prettyForm, stringPict
 from sympy.simplify.fu import TR10i
 
-from ..errors import InputError
 from ..kinematics import REVOLUTE
 from .closed_form import ClosedForm, _pairs
-from .lagrange_derivation import lagrange_euler
-from .model import SymbolicModel, symbolic_model
-from .newton_derivation import newton_euler
 
 
 def compact(expr):
@@ -122,27 +118,6 @@ def _entry_lines(name: str, matrix, latex: bool, legend: dict, symmetric: bool =
                 label = f"{name}[{i + 1}]" if vector else f"{name}[{i + 1},{j + 1}]"
                 lines.append(_pretty_wrapped(label, expr))
     return lines or ([f"\\text{{all entries of }} {name} &= 0 \\\\"] if latex else [f"all entries of {name} are 0"])
-
-
-def format_equations(model, latex: bool = False, symbols=(), route: str = "newton_euler") -> str:
-    """The configuration-space equations M, B, C, G of ``model`` as text for people.
-
-    ``model``: a RobotModel, a SymbolicModel, or a bundled robot name / URDF path.
-    ``latex``: LaTeX (an ``align*`` block per matrix) instead of sympy's unicode pretty print.
-    ``symbols``: parameter groups to keep symbolic (see :func:`symbolic_model`).
-    ``route``: ``"newton_euler"`` (default) or ``"lagrange_euler"``; the result is the same.
-    Only non-zero entries are printed, M's upper triangle only (M is symmetric); sums of
-    angles are contracted (:func:`compact`) and written as Fu's S2, C23 (a legend follows);
-    numbers from numeric data are shown with 6 significant digits.
-    """
-    if isinstance(model, (str, bytes)) or hasattr(model, "__fspath__"):
-        from ..robots import load_robot   # lazy: keeps this module free of file I/O at import
-        model = load_robot(model)
-    smodel = model if isinstance(model, SymbolicModel) else symbolic_model(model, symbols)
-    derive = {"newton_euler": newton_euler, "lagrange_euler": lagrange_euler}.get(route)
-    if derive is None:
-        raise InputError(f"unknown route {route!r}; use 'newton_euler' or 'lagrange_euler'")
-    return _assemble(derive(smodel), latex)
 
 
 def _header(cf: ClosedForm, latex: bool) -> list:

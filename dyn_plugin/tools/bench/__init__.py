@@ -1,0 +1,76 @@
+"""``dyn-plugin bench``: time per state of our backends against pinocchio and pybullet.
+
+For each robot × operation (``ID`` inverse dynamics, ``FD`` forward dynamics, ``M`` mass
+matrix, ``bias`` C q̇ + g) × backend × batch size N, the median time per state in µs, and
+its ratio to pinocchio's per-call loop of the same operation at the same N, measured in
+the same run:
+
+===================  =================================================================
+``ours``             ``be.inverse_dynamics(q, qd, qdd)`` etc. through the public API:
+                     q of shape (n,) for N = 1 (the call a control loop makes), (N, n)
+                     for batches, always timed on the full batch
+``pinocchio``        the per-call loop ``for k in range(N): pin.rnea(m, d, Q[k], V[k], A[k])``
+                     (``aba``, ``crba``, ``nonLinearEffects``); for N = 1 one call.  The
+                     denominator of every ratio
+``pinocchio_parallel``  ``pin.rneaInParallel`` / ``pin.abaInParallel`` on a ``ModelPool``,
+                     column-major (nq, N) inputs, output preallocated; none for M and bias
+``pybullet``         ``calculateInverseDynamics`` / ``calculateMassMatrix`` loops (bias: with
+                     zero q̈), lists prepared beforehand; none for FD
+===================  =================================================================
+
+Inputs are converted (pinocchio's q, pybullet's lists) outside the timed region.  Every
+measurement starts with an untimed warm-up call at its own N (and each of our backends
+is called once per operation, single state and batch, before its first measurement:
+JIT compilation happens there; its time is reported under ``warmup``).  Then ``timeit``-style:
+the statement runs ``number`` times per repeat (chosen so a repeat lasts ≥ ``target``
+seconds, 20 ms by default; local names, garbage collector off), and the figure is the
+median over repeats of time / (number × states).  Default repeats: 9 for N ≤ 100, 5
+above, cut short when a measurement has used ``budget`` seconds (2 s); an explicit
+``repeat`` is always honoured.  A per-call loop (pinocchio, pybullet) whose full pass
+would exceed ``loop_budget`` (1 s) is timed on a prefix of at least 2000 states: its time
+per state does not depend on N (marked † in the table, ``extrapolated`` in JSON).
+
+Before timing, each robot gets correctness checks (untimed): ours against pinocchio
+(rigid backends; single state and batch), pinocchio's parallel functions against its
+loop (``abaInParallel`` uses ``Convention.WORLD``, compared with ``aba(..., WORLD)``), and
+whether ``pin.crba`` returns the full symmetric matrix.
+
+API (what ``dyn-plugin bench`` uses)
+
+Modules
+-------
+* :mod:`.command` — :func:`add_arguments` ``(parser)``, the sub-command's options, and
+  :func:`run` ``(args, console) -> exit code`` (0; 1 with ``--check`` when a target is
+  missed; bad input raises :class:`~dyn_plugin.errors.DynPluginError`, which
+  ``dyn_plugin.tools.cli.main`` turns into exit code 2); :func:`exit_code`.
+* :mod:`.runner` — :func:`run_bench` ``(...) -> BenchResult``, the engine; :func:`resolve`
+  (every option checked before any timing); :func:`check_pinocchio_parallel`.
+* :mod:`.timing` — :func:`measure`, one statement ``timeit``-style.
+* :mod:`.results` — :class:`Measurement`, :class:`BenchResult` (``--json``).
+* :mod:`.targets` — :func:`evaluate_targets`, the PUMA-560 speed targets (at N = 1 and
+  10⁵ only), :func:`target_label`.
+* :mod:`.tables` — :func:`print_report`, :func:`format_tables` (rich), :func:`legend_lines`
+  (the tables' legend in words), :func:`environment_line`, :func:`write_json`,
+  :func:`plot_scaling` (PNG, log-log).
+* :mod:`.operations` — the operations and each engine's call for them; the defaults.
+* :mod:`dyn_plugin.tools.machine` — :func:`environment` (versions, CPU, threads, date).
+"""
+
+from ..machine import environment, usable_cores
+from .command import add_arguments, exit_code, run
+from .operations import (DEFAULT_BACKENDS, DEFAULT_SIZES, OP_ARGS, OP_DESCRIPTIONS, OPS, OUR_METHODS, PIN_CALLS,
+                         PIN_PARALLEL_CALLS, PYBULLET_CALLS, QUICK_SIZES, REFERENCE_KINDS)
+from .results import BenchResult, Measurement
+from .runner import CHECK_RTOL, CHECK_STATES, PARALLEL_RTOL, check_pinocchio_parallel, resolve, run_bench
+from .tables import environment_line, format_tables, legend_lines, plot_scaling, print_report, write_json
+from .targets import (FRICTION_LIMIT, TARGET_BATCH, TARGET_ROBOT, TARGET_SIZES, TARGETS, evaluate_targets,
+                      target_label)
+from .timing import BUDGET, LOOP_BUDGET, LOOP_MIN_STATES, SMALL_N, TARGET, measure
+
+__all__ = ["BUDGET", "BenchResult", "CHECK_RTOL", "CHECK_STATES", "DEFAULT_BACKENDS", "DEFAULT_SIZES", "FRICTION_LIMIT",
+           "LOOP_BUDGET", "LOOP_MIN_STATES", "Measurement", "OPS", "OP_ARGS", "OP_DESCRIPTIONS", "OUR_METHODS",
+           "PARALLEL_RTOL", "PIN_CALLS", "PIN_PARALLEL_CALLS", "PYBULLET_CALLS", "QUICK_SIZES", "REFERENCE_KINDS",
+           "SMALL_N", "TARGET", "TARGETS", "TARGET_BATCH", "TARGET_ROBOT", "TARGET_SIZES", "add_arguments",
+           "check_pinocchio_parallel", "environment", "environment_line", "evaluate_targets", "exit_code",
+           "format_tables", "legend_lines", "measure", "plot_scaling", "print_report", "resolve", "run", "run_bench",
+           "target_label", "usable_cores", "write_json"]

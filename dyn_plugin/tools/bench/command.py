@@ -1,0 +1,117 @@
+"""``dyn-plugin bench``: its options (:func:`add_arguments`) and the command
+(:func:`run`: measure, print, write; the exit code)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from .operations import DEFAULT_BACKENDS, DEFAULT_SIZES, OPS, QUICK_SIZES, REFERENCE_KINDS
+from .runner import resolve, run_bench
+from .tables import plot_scaling, print_report, write_json
+from .targets import TARGET_BATCH, TARGET_ROBOT
+from .timing import TARGET
+
+__all__ = ["add_arguments", "exit_code", "run"]
+
+
+def _size(text: str) -> int:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a batch size: {text!r}") from None
+    if not value.is_integer() or value < 1:
+        raise argparse.ArgumentTypeError(f"batch sizes are whole numbers >= 1, got {text!r}")
+    return int(value)
+
+
+def _repeat(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``dyn-plugin bench``."""
+    parser.description = ("Median µs per state of our backends, pinocchio (per-call loop and parallel batch "
+                          "functions) and pybullet, at several batch sizes; ratios to the pinocchio loop.")
+    parser.add_argument("--robot", nargs="+", metavar="NAME_OR_URDF", help="robots (default: every bundled one)")
+    parser.add_argument("--backend", nargs="+", metavar="NAME",
+                        help=f"our backends (default: {' '.join(DEFAULT_BACKENDS)}; any of ours or the generated "
+                             "ones that dyn-plugin backends lists)")
+    parser.add_argument("--against", nargs="+", metavar="REF", choices=REFERENCE_KINDS,
+                        help=f"references: {' '.join(REFERENCE_KINDS)} (default: all; the pinocchio loop is "
+                             "always timed, every ratio is against it)")
+    parser.add_argument("--op", nargs="+", choices=OPS, metavar="OP",
+                        help=f"operations: {' '.join(OPS)} (default: all)")
+    parser.add_argument("--sizes", nargs="+", type=_size, metavar="N",
+                        help=f"batch sizes (default: {' '.join(map(str, DEFAULT_SIZES))}; 1e5 works)")
+    parser.add_argument("--repeat", type=_repeat,
+                        help="repeats per measurement (default: 9 for N <= 100, else 5, within 2 s)")
+    parser.add_argument("--threads", type=_repeat, metavar="T",
+                        help="threads of pinocchio's parallel functions (default: the usable cores)")
+    parser.add_argument("--seed", type=int, default=0, help="random states' seed (default 0)")
+    parser.add_argument("--quick", action="store_true", help="a smoke test: sizes 1 100, 3 repeats of >= 5 ms")
+    parser.add_argument("--json", metavar="FILE", help="write every figure and the environment as JSON ('-': stdout)")
+    parser.add_argument("--plot", metavar="FILE.png", help="log-log plot of µs per state vs N (first robot)")
+    parser.add_argument("--check", action="store_true",
+                        help=f"exit 1 when a speed target is missed ({TARGET_ROBOT}: one state and "
+                             f"{TARGET_BATCH:,} states)")
+
+
+def run(args: argparse.Namespace, console=None) -> int:
+    """``dyn-plugin bench``: run, print, write; returns the exit code (0, or 1 for a missed
+    target with ``--check``).  Bad input raises DynPluginError (dyn_plugin.tools.cli.main: exit code 2)."""
+    from rich.console import Console
+
+    start = time.perf_counter()
+    console = console or Console()
+    quiet = args.json == "-"
+    sizes = args.sizes or (QUICK_SIZES if args.quick else DEFAULT_SIZES)
+    repeat = args.repeat if args.repeat is not None else (3 if args.quick else None)
+    target = 0.005 if args.quick else TARGET
+    resolve(args.robot, args.backend, args.op, sizes, args.against, repeat)  # fail before any timing
+
+    err = Console(stderr=True)
+    kwargs = dict(robots=args.robot, backends=args.backend, ops=args.op, sizes=sizes, against=args.against,
+                  repeat=repeat, seed=args.seed, threads=args.threads, target=target)
+    if err.is_terminal:
+        from rich.progress import Progress
+
+        with Progress(console=err, transient=True) as bar:
+            task = bar.add_task("bench", total=None)
+            result = run_bench(**kwargs, progress=lambda label, done, total: bar.update(
+                task, completed=done, total=total, description=label))
+    else:  # logs: one line per robot and operation
+        seen = set()
+
+        def lines(label, done, total):
+            key = tuple(label.split()[:2])
+            if key not in seen:
+                seen.add(key)
+                print(f"bench: {key[0]} {key[1]} ({done}/{total} measurements done)", file=sys.stderr, flush=True)
+        result = run_bench(**kwargs, progress=lines)
+
+    if args.json:
+        write_json(result, args.json)
+    written = plot_scaling(result, args.plot) if args.plot else None
+    targets = result.targets()
+    if not quiet:
+        print_report(result, console)
+        if written:
+            console.print(f"wrote {written}")
+        if args.json:
+            console.print(f"wrote {args.json}")
+        if args.check and not targets:
+            console.print(f"[yellow]note:[/] --check: no target measured (the targets are for {TARGET_ROBOT} at "
+                          f"N = 1 and {TARGET_BATCH:,})")
+        console.print(f"total wall time {time.perf_counter() - start:.1f} s")
+    return exit_code(targets, args.check)
+
+
+def exit_code(targets: list, check: bool) -> int:
+    """1 when ``check`` and a target is missed, else 0 (a miss alone is informative)."""
+    return 1 if check and any(t["status"] == "MISS" for t in targets) else 0
+

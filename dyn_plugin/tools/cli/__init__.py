@@ -1,0 +1,93 @@
+"""``dyn-plugin``: the command line.  Parsing (:mod:`.parser`) and printing (:mod:`.commands`)
+only; the work is elsewhere.  Exit codes: :data:`.common.EXIT_CODES` (also the end of
+``dyn-plugin --help``).
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+
+from ...errors import DynPluginError, InputError
+from ..output import one_line
+from .commands import COMMANDS, LITERATURE_COUNTS
+from .common import (EXIT_CODES, EXIT_FAILED, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE,
+                     LOCAL_CLUSTER)
+from .parser import build_parser
+
+__all__ = ["EXIT_CODES", "EXIT_FAILED", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE",
+           "LITERATURE_COUNTS", "LOCAL_CLUSTER", "OUTPUTS", "build_parser", "main"]
+
+
+def main(argv=None) -> int:
+    """Run ``dyn-plugin`` with ``argv`` (default: the command line); returns the exit code."""
+    args = build_parser().parse_args(argv)
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        try:
+            _check_outputs(args)
+            return COMMANDS[args.command](args)
+        except (DynPluginError, OSError, UnicodeDecodeError) as exc:
+            return _input_error(_describe(exc))
+        except KeyboardInterrupt:
+            print("dyn-plugin: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        except Exception:  # a bug: keep the traceback, and an exit code no check or input error uses
+            import traceback
+
+            traceback.print_exc()
+            print("dyn-plugin: internal error (a bug in dyn_plugin, not in your input): please report it with "
+                  "the traceback above", file=sys.stderr)
+            return EXIT_INTERNAL
+
+
+def _describe(exc: Exception) -> str:
+    """The message of an input error: ours, or a file the user named that is missing,
+    unreadable or not text (OSError, UnicodeDecodeError)."""
+    if isinstance(exc, OSError):
+        return f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc)
+    if isinstance(exc, UnicodeDecodeError):
+        return f"a file given is not UTF-8 text ({exc.reason} at byte {exc.start})"
+    return str(exc)
+
+
+def _input_error(message: str) -> int:
+    print(f"dyn-plugin: error: {one_line(message)}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"dyn-plugin: warning: {one_line(str(message))}", file=sys.stderr)
+
+
+# Options that name an output, and what they name.
+OUTPUTS = {"json": "file", "report": "file", "out": "file", "plot": "image", "plots": "folder", "store": "folder"}
+
+
+def _check_outputs(args) -> None:
+    """Fail before any work when an output cannot be written, for every command alike:
+    the folder that will hold it must exist, a file must not be a folder (nor a folder a
+    file), an image needs a format matplotlib writes.  ``--json -`` is stdout."""
+    for key, kind in OUTPUTS.items():
+        path = getattr(args, key, None)
+        if path is None or (key == "json" and path == "-"):
+            continue
+        target, where = Path(path), f"--{key} {path}"
+        if kind == "folder" and target.exists() and not target.is_dir():
+            raise InputError(f"{where}: is a file; give a folder")
+        if kind != "folder" and target.is_dir():
+            raise InputError(f"{where}: is a folder; give a file name")
+        if not target.parent.is_dir():
+            raise InputError(f"{where}: folder {target.parent} does not exist")
+        if kind == "image":
+            _check_image_format(where, target.suffix.lstrip(".").lower())
+
+
+def _check_image_format(where: str, suffix: str) -> None:
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if suffix and suffix not in formats:
+        raise InputError(f"{where}: unknown image format {suffix!r}; use one of {', '.join(sorted(formats))}")
+

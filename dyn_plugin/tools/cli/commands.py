@@ -1,0 +1,360 @@
+"""The verbs of ``dyn-plugin``: each runs its work (in the library, or in the tools'
+validation and bench) and prints or writes the result; :data:`COMMANDS` maps names to them."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from rich.markup import escape
+from rich.text import Text
+
+from ...errors import InputError
+from .. import validation
+from ..output import console as _console
+from ..output import one_line, write_or_print
+from .common import EXIT_FAILED, EXIT_OK, LOCAL_CLUSTER
+
+__all__ = ["COMMANDS", "LITERATURE_COUNTS"]
+
+
+@contextlib.contextmanager
+def _progress(total: int):
+    """``callback(label)`` for each of ``total`` steps done: a progress bar on a terminal,
+    otherwise one line per step, on stderr."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    err = Console(stderr=True, emoji=False)
+    if err.is_terminal:
+        with Progress(console=err, transient=True) as bar:
+            task = bar.add_task("validating", total=total)
+            yield lambda label: bar.update(task, advance=1, description=escape(label))
+        return
+    start, done = time.perf_counter(), []
+
+    def report(label: str) -> None:
+        done.append(label)
+        print(f"validate: {len(done)}/{total} done, {one_line(label)} ({time.perf_counter() - start:.0f} s)",
+              file=sys.stderr, flush=True)
+    yield report
+
+
+def _bench(args) -> int:
+    from ..bench.command import run
+
+    return run(args, _console())
+
+
+# Published operation counts of customised inverse dynamics, per evaluation of τ (mult, add):
+# Dhanaraj 1990, Table 2.10 (PUMA-560 and Stanford arm: his customised algorithm, and Khalil's).
+LITERATURE_COUNTS = {
+    "puma560": [("Dhanaraj (customised, Table 2.10)", 208, 152), ("Khalil (Table 2.10)", 214, 176)],
+    "stanford": [("Dhanaraj (customised, Table 2.10)", 183, 140), ("Khalil (Table 2.10)", 187, 152)],
+}
+
+
+def _codegen(args) -> int:
+    from ...robots import load_robot
+    from ...symbolic.codegen import generate
+
+    model = load_robot(args.robot)
+    code = generate(model, args.lang, mass_matrix=args.mass_matrix)
+    counts = code.counts
+    if args.counts:
+        print(f"{model.name}: inverse dynamics, {counts['multiplications']} multiplications, "
+              f"{counts['additions']} additions, {counts['trig']} sin/cos (generated {args.lang})")
+        for source, mult, add in LITERATURE_COUNTS.get(model.name, []):
+            print(f"  {source}: {mult} multiplications, {add} additions")
+        if code.mass_matrix_counts:
+            m = code.mass_matrix_counts
+            print(f"{model.name}: mass matrix, {m['multiplications']} multiplications, {m['additions']} additions, "
+                  f"{m['trig']} sin/cos")
+        return EXIT_OK
+    if args.out:
+        Path(args.out).write_text(code.source, encoding="utf-8")  # robot names may be any unicode
+        print(f"wrote {args.out}: {args.lang}, {counts['multiplications']} mult / {counts['additions']} add / "
+              f"{counts['trig']} trig per τ", file=sys.stderr)
+    else:
+        sys.stdout.write(code.source)
+    return EXIT_OK
+
+
+def _equations(args) -> int:
+    from ...robots import load_robot
+    from ...symbolic.derive import format_equations
+
+    print(format_equations(load_robot(args.robot), latex=args.latex, symbols=tuple(args.symbols), route=args.route))
+    return EXIT_OK
+
+
+@contextlib.contextmanager
+def _dask_client(args):
+    """None without --dask; else a ``distributed.Client`` (to a new local cluster when no
+    address is given), closed afterwards with its cluster."""
+    if getattr(args, "dask", None) is None:
+        yield None
+        return
+    from ...dask import connect
+
+    client = connect(None if args.dask == LOCAL_CLUSTER else args.dask, quiet=True)
+    print(f"dask: {len(client.scheduler_info(n_workers=-1)['workers'])} workers; dashboard {client.dashboard_link}",
+          file=sys.stderr, flush=True)
+    try:
+        yield client
+    finally:
+        cluster = client.cluster
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _validate(args) -> int:
+    suite = _suite(args)
+    with _dask_client(args) as client, _progress(len(validation.tasks(suite))) as progress:
+        report = validation.run(suite, progress=progress, client=client)
+    quiet = args.json == "-"
+    if args.json:
+        write_or_print(args.json, json.dumps(report.as_dict(), indent=2))
+    if args.report:
+        from ..reporting import markdown_report
+
+        Path(args.report).write_text(markdown_report(report))
+    console = _console()
+    if args.plots:
+        from ..reporting import plot_report
+
+        written = plot_report(report, args.plots)
+        if not quiet:
+            console.print(f"wrote {len(written)} plots to {escape(args.plots)}")
+    if not quiet:
+        _print_report(console, report)
+    return EXIT_OK if report.passed else EXIT_FAILED
+
+
+def _suite(args) -> "validation.Suite":
+    """The suite with the command line's overrides, checked (names, numbers, robots) before any work."""
+    from ...backends.registry import list_backends
+    from ...errors import BackendError
+
+    suite = validation.load_suite(args.suite)
+    for key, value in (("robots", args.robot), ("backends", args.backend), ("references", args.against),
+                       ("quantities", args.quantity), ("samples", args.samples), ("seed", args.seed),
+                       ("rtol", args.rtol), ("dt", args.dt)):
+        if value is not None:
+            setattr(suite, key, value)
+    suite.check()
+    available = list_backends()
+    for name in suite.backends + suite.references:
+        if name not in available:
+            raise BackendError(f"unknown backend {name!r}; available: {', '.join(available)}")
+    for robot in suite.robots:
+        validation.model_to_validate(robot)  # a bad name or file fails here, before any sampling
+    return suite
+
+
+def _print_report(console, report) -> None:
+    """The largest error of each quantity: per robot and reference, one row per backend and
+    one column per quantity; the pybullet stepping in a second table.  Fits 80 columns:
+    names wrap, figures never do (the JSON has them in full precision)."""
+    suite = report.suite
+    trajectories = f", trajectories at <= {suite.trajectory_tol:g}" if any(
+        c.quantity in validation.STEPPING for c in report.comparisons) else ""
+    console.print(Text(f"max |ours - ref| / max(1, |ref|) over {suite.samples} random states per robot "
+                       f"(seed {suite.seed}); pass at <= {suite.rtol:g}{trajectories}"))
+    for group, title in ((validation.QUANTITIES, ""), (validation.STEPPING, f"pybullet stepping, dt = {suite.dt:g} s")):
+        rows = [c for c in report.comparisons if c.quantity in group]
+        if rows:
+            console.print(_error_table(rows, [q for q in suite.quantities if q in group], title))
+    for c in report.failures():
+        console.print(Text.assemble(("FAIL", "bold red"), f" {c.robot} {c.backend} vs {c.reference} {c.quantity}: "
+                                    f"max rel {c.max_rel:.3e} (abs {c.max_abs:.3e}) at state {c.worst_sample}, "
+                                    f"entry {list(c.worst_entry)}"))
+    verdict = ("all passed", "green") if report.passed else (f"{len(report.failures())} failed", "bold red")
+    console.print(Text.assemble(f"{len(report.comparisons)} comparisons, ", verdict, f" in {report.seconds:.1f} s"))
+
+
+def _error_table(comparisons, quantities, title: str):
+    """Section "robot vs reference", then a row per backend: max rel error per quantity."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=title or None, box=box.SIMPLE_HEAD, padding=(0, 0, 0, 1), pad_edge=False, show_edge=False)
+    table.add_column("backend", overflow="fold")
+    for quantity in quantities:
+        table.add_column(quantity, justify="right", no_wrap=True)
+    cells = {}
+    for c in comparisons:
+        cells.setdefault((c.robot, c.reference), {}).setdefault(c.backend, {})[c.quantity] = Text(
+            f"{c.max_rel:.1e}", style="green" if c.passed else "bold red")
+    for (robot, reference), backends in cells.items():
+        table.add_row(Text(f"{robot} vs {reference}", style="bold"))
+        last = list(backends)[-1]
+        for backend, values in backends.items():
+            table.add_row(Text(backend), *(values.get(q, Text("–", style="dim")) for q in quantities),
+                          end_section=backend == last)
+    return table
+
+
+def _friction(args) -> int:
+    from ...backends.registry import get_backend
+    from ...backends.registry import backends as registered_backends
+    from ...friction.study import plot_study, run_study
+    from ...robots import load_robot
+
+    with_friction = registered_backends(can=("friction",))
+    if args.backend not in with_friction:
+        raise InputError(f"--backend must be one with friction: {', '.join(with_friction)}; got {args.backend!r}")
+    if not 0 <= args.at <= args.duration:
+        raise InputError(f"--at must be a time within the trajectory, from 0 to {args.duration:g} s; got {args.at:g}")
+    model = load_robot(args.robot)
+    if args.monte_carlo:
+        return _friction_envelope(args, model)
+    if args.dask is not None:
+        raise InputError("--dask applies to --monte-carlo K (the one friction study runs in a moment)")
+    backend = get_backend(args.backend, model, friction=args.friction, profile=args.profile)
+    study = run_study(backend, duration=args.duration, samples=args.samples)
+    if args.json:
+        write_or_print(args.json, json.dumps(study.as_dict(args.at), indent=2))
+        if args.json == "-":
+            return EXIT_OK
+    console = _console()
+    _print_friction(console, model, backend, study, args)
+    if not np.any(study.parts.friction):
+        console.print(f"[yellow]note:[/] {escape(model.name)} has no friction in '{escape(backend.friction.name)}' "
+                      "(give --friction FILE, or <dynamics damping friction> in its URDF)")
+    if args.plot:
+        console.print(f"wrote {escape(str(plot_study(study, args.plot, mark=args.at)))}")
+    return EXIT_OK
+
+
+def _friction_envelope(args, model) -> int:
+    """``friction --monte-carlo K``: percentiles of the friction torque over K parameter samples."""
+    from rich.table import Table
+
+    from ...friction.monte_carlo import friction_envelope, plot_envelope
+    from ...friction.study import reference_trajectory
+
+    trajectory = reference_trajectory(model, args.duration, args.samples)
+    with _dask_client(args) as client:
+        envelope = friction_envelope(model, friction=args.friction, profile=args.profile, backend=args.backend,
+                                     samples=args.monte_carlo, trajectory=trajectory, client=client)
+    if args.json:
+        write_or_print(args.json, json.dumps(envelope.as_dict(), indent=2))
+        if args.json == "-":
+            return EXIT_OK
+    console = _console()
+    low, high = envelope.percentile(envelope.levels[0]), envelope.percentile(envelope.levels[-1])
+    table = Table(title=f"{escape(model.name)}: friction torque over {args.monte_carlo} samples of "
+                        f"{escape(envelope.uncertainty.describe())} (N·m; N for prismatic joints)")
+    for column in ("joint", "peak |nominal|", f"peak p{envelope.levels[0]:g}-p{envelope.levels[-1]:g} band",
+                   "band / peak"):
+        table.add_column(column, justify="left" if column == "joint" else "right")
+    for i, name in enumerate(model.joint_names):
+        peak, band = np.abs(envelope.nominal[:, i]).max(), (high[:, i] - low[:, i]).max()
+        table.add_row(escape(name), f"{peak:.4g}", f"{band:.4g}", f"{band / peak:.1%}" if peak else "–")
+    console.print(table)
+    if args.plot:
+        console.print(f"wrote {escape(str(plot_envelope(envelope, args.plot)))}")
+    return EXIT_OK
+
+
+def _dataset(args) -> int:
+    from ...dataset import dataset
+
+    with _dask_client(args) as client:
+        summary = dataset(args.robot, args.states, out=args.store, backend=args.backend, friction=args.friction,
+                          chunk=args.chunk, seed=args.seed, trajectories=args.trajectories,
+                          mass_matrix=args.mass_matrix, client=client, overwrite=args.overwrite)
+    print(f"{summary.path}: {summary.states:,} states in {summary.chunks} chunks; computed {summary.computed}, "
+          f"skipped {summary.skipped} (done before), {summary.seconds:.1f} s, {summary.states_per_second:,.0f} states/s")
+    return EXIT_OK
+
+
+def _print_friction(console, model, backend, study, args) -> None:
+    """Dhanaraj's Table 3.5 at ``--at``, and the friction share along the trajectory."""
+    from rich.table import Table
+
+    from ...friction.study import COLUMNS
+
+    k = study.index(args.at)
+    table = Table(title=f"{escape(model.name)}, friction '{escape(backend.friction.name)}': torques at "
+                        f"t = {study.t[k]:.3g} s (N·m; N for prismatic joints), as Dhanaraj Table 3.5")
+    columns = study.table_at(args.at)
+    table.add_column("joint")
+    table.add_column("q̇", justify="right")
+    for label, _ in COLUMNS:
+        table.add_column(label, justify="right")
+    for i, name in enumerate(model.joint_names):
+        table.add_row(escape(name), f"{study.qd[k, i]:+.3f}", *(f"{columns[label][i]:+.4f}" for label, _ in COLUMNS))
+    console.print(table)
+    summary = Table(title=f"along the {args.duration:g} s rest-to-rest trajectory ({args.samples} samples)")
+    for column in ("joint", "mean |rigid + armature|", "mean |friction|", "peak |friction|", "friction share",
+                   "dissipated J"):
+        summary.add_column(column, justify="right")
+    basic, friction = np.abs(study.basic).mean(axis=0), np.abs(study.parts.friction)
+    share, lost = study.friction_share(), study.dissipated_energy()
+    for i, name in enumerate(model.joint_names):
+        summary.add_row(escape(name), f"{basic[i]:.3f}", f"{friction[:, i].mean():.3f}", f"{friction[:, i].max():.3f}",
+                        f"{100 * share[i]:.1f} %", f"{lost[i]:.3f}")
+    console.print(summary)
+
+
+def _robots(args) -> int:
+    from ...robots import list_robots, regenerate, robot_table
+
+    if args.regenerate:
+        for path in regenerate():
+            print(f"wrote {path}")
+        return EXIT_OK
+    for name in list_robots():
+        print(f"{name:10s} {robot_table(name).get('description', '')}")
+    return EXIT_OK
+
+
+def _backends(args) -> int:
+    from ...backends.registry import backend_description, list_backends
+
+    for name in list_backends():
+        print(f"{name:16s} {backend_description(name)}")
+    return EXIT_OK
+
+
+def _info(args) -> int:
+    from rich.table import Table
+
+    from ...errors import PhysicalValidityWarning
+    from ...robots import load_robot
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PhysicalValidityWarning)
+        model = load_robot(args.robot)
+    table = Table(title=f"{escape(model.name)}: {model.n} joints, {model.total_mass():.3f} kg")
+    for column in ("#", "joint", "type", "parent link", "lower", "upper", "link", "mass kg", "COM m"):
+        table.add_column(column)
+    for i in range(model.n):
+        parent = model.base_link if model.parents[i] < 0 else model.link_names[model.parents[i]]
+        table.add_row(str(i), escape(model.joint_names[i]), model.joint_types[i], escape(parent),
+                      f"{model.lower[i]:.4g}", f"{model.upper[i]:.4g}", escape(model.link_names[i]),
+                      f"{model.masses[i]:.4g}", np.array2string(model.coms[i], precision=4))
+    console = _console()
+    console.print(table)
+    notes = [str(w.message) for w in caught] + [f"{n} (pybullet comparisons will differ)"
+                                                for n in model.pybullet_alterations() if "<inertial>" in n]
+    for note in notes:
+        console.print(f"[yellow]warning:[/] {escape(note)}")
+    if not notes:
+        console.print("[green]every link is physically valid[/] (mass >= 0, inertia PSD, triangle inequality)")
+    if model.n == 0:
+        console.print(f"[yellow]note:[/] {escape(model.name)} has no moving joint (only fixed joints): "
+                      "dyn-plugin validate has nothing to compare")
+    return EXIT_OK
+
+
+COMMANDS = {"validate": _validate, "friction": _friction, "dataset": _dataset, "robots": _robots, "backends": _backends,
+            "info": _info, "bench": _bench, "codegen": _codegen, "equations": _equations}

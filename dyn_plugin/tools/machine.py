@@ -1,0 +1,80 @@
+"""The machine and the software a figure was measured on: versions of the installed
+distributions, CPU, cores, threads and load.  Shared by ``dyn-plugin bench`` (its
+``environment``) and the validation report (its versions line)."""
+
+from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
+from typing import Optional, Sequence
+
+__all__ = ["cpu_model", "environment", "installed_versions", "load_average", "numba_threads", "usable_cores"]
+
+
+def installed_versions(dists: Sequence[str]) -> dict:
+    """{distribution: its installed version, or None when it is not installed}."""
+    from importlib import metadata
+
+    versions = {}
+    for dist in dists:
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[dist] = None
+    return versions
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith(("model name", "hardware", "cpu model")):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def load_average() -> Optional[list]:
+    """1, 5 and 15 min load averages: other processes on the machine disturb timings."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
+def numba_threads() -> Optional[int]:
+    try:
+        import numba
+    except ImportError:
+        return None
+    return int(numba.get_num_threads())
+
+
+def environment(parallel_threads: Optional[int] = None) -> dict:
+    """Versions, CPU, cores, threads and date: what a timing depends on."""
+    from datetime import datetime, timezone
+
+    from .._version import __version__
+
+    versions = {"dyn_plugin": __version__, "python": platform.python_version()}
+    versions.update(installed_versions(("numpy", "numba", "pin", "pybullet", "scipy")))
+    return {
+        "versions": versions,
+        "cpu": cpu_model(),
+        "machine": platform.machine(),
+        "platform": platform.platform(),
+        "cores": os.cpu_count(),
+        "usable_cores": usable_cores(),
+        "numba_threads": numba_threads(),
+        "pinocchio_parallel_threads": parallel_threads if parallel_threads is not None else usable_cores(),
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "timer": "time.perf_counter via timeit (garbage collector off while timing)",
+    }
