@@ -1,6 +1,6 @@
 """Friction models: the properties of the sources (Schilling, Fundamentals of Robotics,
 eq. 6-3-3; Dhanaraj's thesis, ch. 3), hand-computed bearing cases, and the compiled
-velocity-friction law (dyn_plugin.friction.models.compiled / single) against its numpy form."""
+velocity-friction law (dyn_plugin.friction.law.compiled / single) against its numpy form."""
 
 import dataclasses
 
@@ -10,7 +10,7 @@ import pytest
 import dyn_plugin as dp
 from dyn_plugin.friction import (EfficiencyCurve, TransmissionFriction, VelocityFriction, direction, journal_bearing,
                                  journal_bearing_pair, linear_bearing, thrust_bearing, transmission_input_torque)
-from dyn_plugin.friction import models as law
+from dyn_plugin.friction import law
 from dyn_plugin.friction.parameters import FrictionModel
 
 RNG = np.random.default_rng(0)

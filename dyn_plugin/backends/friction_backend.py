@@ -55,7 +55,7 @@ q̈ is solved by Newton's method.  :meth:`FrictionBackend.velocity_step` is the 
 velocity motors apply it, so sliding joints stop exactly instead of chattering.
 
 One state without load-dependent friction takes a short path: the rigid backend's own
-one-state call plus the velocity-friction law compiled in :mod:`dyn_plugin.friction.models`.
+one-state call plus the velocity-friction law compiled in :mod:`dyn_plugin.friction.law`.
 """
 
 from __future__ import annotations
@@ -68,8 +68,8 @@ from typing import Optional
 import numpy as np
 
 from ..errors import BackendError, DynPluginError, InputError, NumericalError
-from ..friction import models as law
-from ..friction.models import direction
+from ..friction import law
+from ..friction.law import direction
 from ..friction.parameters import FrictionModel, resolve_friction
 from ..friction.stiction import solve_box_qp, sticking
 from ..kinematics import rotation_from_z

@@ -22,14 +22,8 @@ Models
 * Dhanaraj's transmission (harmonic drive) friction (§3.4, Table 3.2):
   :class:`EfficiencyCurve` and :func:`transmission_input_torque`.
 
-The velocity-friction law is written once, here: :func:`direction` and :func:`dry_level`
-are plain arithmetic that numpy evaluates on arrays and numba compiles for one joint, and
-:func:`_joint_torque` composes them, b = b_v q̇ + s(q̇) (L(q̇) + τ_B).  :func:`compiled`
-compiles that (numba is imported on first use, so that ``import dyn_plugin`` stays light)
-into the loops behind :meth:`VelocityFriction.torque` and the one-state functions the
-friction backends (:mod:`dyn_plugin.backends.friction_backend`) call.  Everything numba
-compiles lives in this file: numba's ``cache=True`` only notices changes to the file of
-the function it caches.
+The velocity-friction law itself, b = b_v q̇ + s(q̇) (L(q̇) + τ_B), is written once in
+:mod:`.law` (numpy on arrays, numba per joint); this module holds the parameters.
 """
 
 from __future__ import annotations
@@ -37,7 +31,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import numbers
-import types
 from collections.abc import Mapping
 from typing import Optional
 
@@ -45,206 +38,7 @@ import numpy as np
 
 from ..arrays import as_batch
 from ..errors import ModelError
-
-
-def sgn(x: np.ndarray) -> np.ndarray:
-    """Sign with sgn(0) = 0 (the thesis leaves sgn(0) undefined; no friction at rest)."""
-    return np.sign(x)
-
-
-def direction(qd: np.ndarray, smoothing: float = 0.0) -> np.ndarray:
-    """The direction factor of every dry-friction term: sgn(q̇), or tanh(q̇ / smoothing).
-    (Also compiled by numba for one joint: plain arithmetic only.)"""
-    return np.tanh(qd / smoothing) if smoothing > 0 else np.sign(qd)
-
-
-def dry_level(qd: np.ndarray, coulomb, static, stribeck_velocity) -> np.ndarray:
-    """Schilling's dry-friction level at speed |q̇| (eq. 6-3-3): L = b_d + (b_s − b_d) exp(−|q̇|/ε),
-    the static level b_s at rest decaying to the Coulomb level b_d.  (Also compiled by numba
-    for one joint: plain arithmetic only.)"""
-    return coulomb + (static - coulomb) * np.exp(-np.abs(qd) / stribeck_velocity)
-
-
-# -- the velocity-friction law, compiled -------------------------------------------------------
-# Rows of the (ROWS, n) parameter table (:func:`parameter_table`), one column per joint.
-VISCOUS, COULOMB_POSITIVE, COULOMB_NEGATIVE, STATIC_POSITIVE, STATIC_NEGATIVE, STRIBECK = range(6)
-BREAKAWAY = 6       # the transmission breakaway τ_B, added to both dry levels
-SMOOTHING = 7       # tanh width of the direction factor, 0 = sgn (sharp: set-valued at rest)
-ARMATURE = 8        # a, for τ + a q̈ (the friction backends' diagonal armature)
-ROWS = 9
-# Status codes of the one-state functions (0 = done; otherwise the caller takes its validating path).
-OK, BAD_SHAPE, NOT_FINITE, AT_REST, NOT_FINITE_RESULT = 0, 1, 2, 3, 4
-
-PARALLEL_FROM = 2048    # batches from this size run in parallel (as dyn_plugin.compiled's)
-
-# The functions below are compiled by compiled(), which first binds the numba versions of
-# direction, dry_level, _joint_torque, _stuck and _finite to these names, and numba.prange to
-# _prange (numba reads globals when it compiles).
-_direction_nb = _dry_level_nb = _joint_torque_nb = _finite_nb = _stuck_nb = None
-_prange = range
-
-
-def _joint_torque(qd, table, i, viscous):
-    """Friction of joint i at velocity q̇: b = b_v q̇ + s(q̇) (L(q̇) + τ_B) (Schilling eq. 6-3-3,
-    with the level L of the motion's direction and the transmission breakaway τ_B; without
-    the viscous term when ``viscous`` is False)."""
-    if qd > 0.0:
-        level = _dry_level_nb(qd, table[COULOMB_POSITIVE, i], table[STATIC_POSITIVE, i], table[STRIBECK, i])
-    else:
-        level = _dry_level_nb(qd, table[COULOMB_NEGATIVE, i], table[STATIC_NEGATIVE, i], table[STRIBECK, i])
-    dry = _direction_nb(qd, table[SMOOTHING, i]) * (level + table[BREAKAWAY, i])
-    return table[VISCOUS, i] * qd + dry if viscous else dry
-
-
-def _stuck(qd, table, i):
-    """True when joint i is at rest with sharp dry friction: its torque is then a set
-    (stiction, which forward dynamics solves)."""
-    return qd == 0.0 and table[SMOOTHING, i] == 0.0 and (table[STATIC_POSITIVE, i] + table[BREAKAWAY, i] > 0.0
-                                                          or table[STATIC_NEGATIVE, i] + table[BREAKAWAY, i] > 0.0)
-
-
-def _finite(x):
-    for i in range(x.shape[0]):
-        if not np.isfinite(x[i]):
-            return NOT_FINITE_RESULT
-    return OK
-
-
-def _torque_batch(QD, table, viscous, OUT):
-    """OUT (N, n) = b(q̇) of every joint of every state."""
-    for k in _prange(QD.shape[0]):
-        for i in range(QD.shape[1]):
-            OUT[k, i] = _joint_torque_nb(QD[k, i], table, i, viscous)
-
-
-def _added_batch(table, QD, QDD, TAU, OUT):
-    """OUT (N, n) = τ + a q̈ + b(q̇): a rigid body's τ with armature and friction."""
-    for k in _prange(QD.shape[0]):
-        for i in range(QD.shape[1]):
-            OUT[k, i] = TAU[k, i] + table[ARMATURE, i] * QDD[k, i] + _joint_torque_nb(QD[k, i], table, i, True)
-
-
-def _removed_batch(table, QD, TAU, OUT, STUCK):
-    """OUT (N, n) = τ − b(q̇), and STUCK (N,) True where a joint is at rest with sharp dry
-    friction (the caller solves those states with stiction)."""
-    for k in _prange(QD.shape[0]):
-        stuck = False
-        for i in range(QD.shape[1]):
-            OUT[k, i] = TAU[k, i] - _joint_torque_nb(QD[k, i], table, i, True)
-            stuck = stuck or _stuck_nb(QD[k, i], table, i)
-        STUCK[k] = stuck
-
-
-def _added_single(table, qd, qdd, tau, out):
-    """One state: out = τ + a q̈ + b(q̇) (n,); returns a status."""
-    n = table.shape[1]
-    if table.shape[0] != ROWS or qd.shape[0] != n or qdd.shape[0] != n or tau.shape[0] != n or out.shape[0] != n:
-        return BAD_SHAPE
-    for i in range(n):
-        if not (np.isfinite(qd[i]) and np.isfinite(qdd[i]) and np.isfinite(tau[i])):
-            return NOT_FINITE
-    for i in range(n):
-        out[i] = tau[i] + table[ARMATURE, i] * qdd[i] + _joint_torque_nb(qd[i], table, i, True)
-    return _finite_nb(out)
-
-
-def _removed_single(table, qd, tau, offset, out):
-    """One state: out = τ − offset − b(q̇) (n,); returns a status, AT_REST when a joint is at
-    rest with sharp dry friction (stiction: the caller solves it)."""
-    n = table.shape[1]
-    if table.shape[0] != ROWS or qd.shape[0] != n or tau.shape[0] != n or offset.shape[0] != n or out.shape[0] != n:
-        return BAD_SHAPE
-    for i in range(n):
-        if not (np.isfinite(qd[i]) and np.isfinite(tau[i]) and np.isfinite(offset[i])):
-            return NOT_FINITE
-    for i in range(n):
-        if _stuck_nb(qd[i], table, i):
-            return AT_REST
-    for i in range(n):
-        out[i] = tau[i] - offset[i] - _joint_torque_nb(qd[i], table, i, True)
-    return _finite_nb(out)
-
-
-_OPTIONS = dict(cache=True, nogil=True, error_model="numpy")
-_VECTOR, _TABLE = "float64[::1]", "float64[:, ::1]"
-_SIGNATURES = {
-    "added": (_added_single, f"int64({_TABLE}, {_VECTOR}, {_VECTOR}, {_VECTOR}, {_VECTOR})"),
-    "removed": (_removed_single, f"int64({_TABLE}, {_VECTOR}, {_VECTOR}, {_VECTOR}, {_VECTOR})"),
-}
-
-
-class _Batch:
-    """A batch loop compiled twice, serially and in parallel over the states (from
-    PARALLEL_FROM of them: a parallel region costs ~10 µs); called like the loop."""
-
-    def __init__(self, numba, body):
-        copy = types.FunctionType(body.__code__, body.__globals__, body.__name__ + "_serial", body.__defaults__,
-                                  body.__closure__)
-        copy.__qualname__ = body.__qualname__ + "_serial"        # its own entry in numba's cache
-        self.serial = numba.njit(**_OPTIONS)(copy)
-        self.parallel = numba.njit(parallel=True, **_OPTIONS)(body)
-
-    def __call__(self, *arrays):                  # the last argument is an output with a row per state
-        return (self.parallel if len(arrays[-1]) >= PARALLEL_FROM else self.serial)(*arrays)
-
-
-@functools.lru_cache(maxsize=None)
-def compiled() -> types.SimpleNamespace:
-    """The compiled law's batch loops, on C-contiguous float64 (N, n) arrays and a
-    :func:`parameter_table` (numba is imported here, and each loop compiled, or loaded from
-    numba's cache, on its first call): ``torque(QD, table, viscous, OUT)``,
-    ``added(table, QD, QDD, TAU, OUT)``, ``removed(table, QD, TAU, OUT, STUCK)``."""
-    import numba
-
-    jit = numba.njit(**_OPTIONS)
-    names = globals()
-    names["_direction_nb"] = jit(direction)
-    names["_dry_level_nb"] = jit(dry_level)
-    names["_finite_nb"] = jit(_finite)
-    names["_joint_torque_nb"] = jit(_joint_torque)
-    names["_stuck_nb"] = jit(_stuck)
-    names["_prange"] = numba.prange
-    return types.SimpleNamespace(torque=_Batch(numba, _torque_batch), added=_Batch(numba, _added_batch),
-                                 removed=_Batch(numba, _removed_batch))
-
-
-@functools.lru_cache(maxsize=None)
-def single(name: str):
-    """The one-state function ``name``, compiled for exactly its signature on first use:
-    ``single("added")(table, qd, qdd, tau, out)`` (out = τ + a q̈ + b(q̇)) and
-    ``single("removed")(table, qd, tau, offset, out)`` (out = τ − offset − b(q̇); AT_REST when
-    a joint at rest needs stiction); each returns a status (OK = 0).  Anything but a
-    writable float64 table and vectors raises TypeError (numba's dispatcher) instead of
-    compiling another specialisation."""
-    import numba
-
-    compiled()                                   # binds the helpers they call
-    py_func, signature = _SIGNATURES[name]
-    return numba.njit(signature, **_OPTIONS)(py_func)
-
-
-def parameter_table(velocity: "VelocityFriction", breakaway=None, armature=None) -> np.ndarray:
-    """The (ROWS, n) parameter table of the compiled law, new and writable: ``velocity``'s
-    parameters and smoothing, the transmission breakaway τ_B (n,) and the armature (n,)
-    (zeros if None)."""
-    table = np.zeros((ROWS, velocity.n))
-    for row, values in ((VISCOUS, velocity.viscous), (COULOMB_POSITIVE, velocity.coulomb_positive),
-                        (COULOMB_NEGATIVE, velocity.coulomb_negative), (STATIC_POSITIVE, velocity.static_positive),
-                        (STATIC_NEGATIVE, velocity.static_negative), (STRIBECK, velocity.stribeck_velocity),
-                        (SMOOTHING, velocity.smoothing), (BREAKAWAY, breakaway), (ARMATURE, armature)):
-        if values is not None:
-            table[row] = values
-    return table
-
-
-def friction_torque(qd: np.ndarray, table: np.ndarray, viscous: bool = True) -> np.ndarray:
-    """b(q̇) of the compiled law for ``qd`` of shape (n,) or (N, n), validated by the caller;
-    without the viscous term when ``viscous`` is False."""
-    qd = np.ascontiguousarray(qd, dtype=float)
-    flat = qd.reshape(-1, table.shape[1])
-    out = np.empty(flat.shape)
-    compiled().torque(flat, table, bool(viscous), out)
-    return out.reshape(qd.shape)
+from .law import direction, dry_level, friction_torque, parameter_table, sgn  # noqa: F401 (sgn: public here)
 
 
 def joints_of(joints) -> tuple:

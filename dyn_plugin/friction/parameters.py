@@ -145,7 +145,7 @@ class FrictionModel:
     def table(self) -> np.ndarray:
         """The load-independent friction (velocity friction and the transmission breakaway
         τ_B) as the (ROWS, n) parameter table of the compiled law
-        (:func:`dyn_plugin.friction.models.parameter_table`; no armature)."""
+        (:func:`dyn_plugin.friction.law.parameter_table`; no armature)."""
         return parameter_table(self.velocity, self.breakaway)
 
     @property
