@@ -117,3 +117,24 @@ def test_entry_point_group(tmp_path, monkeypatch):
     assert "toy" in dp.list_backends()
     be = dp.get_backend("toy", dp.load_robot("scara"))
     assert type(be).__name__ == "ToyBackend"
+
+
+def test_a_registered_backend_joins_the_suites_by_its_declaration():
+    """CONTRIBUTING's backend recipe: registering a backend is all it takes for the default
+    validation suite (and every registry-derived list) to include it."""
+    from dyn_plugin.backends.ours import NewtonEulerBackend
+    from dyn_plugin.tools.validation import load_suite
+
+    class Toy(NewtonEulerBackend):
+        name = "toy_newton_euler"
+
+    dp.register_backend("toy_newton_euler", Toy)
+    try:
+        assert "toy_newton_euler" in load_suite("default").backends
+        assert "toy_newton_euler" in load_suite("quick").backends           # ours, without friction
+        assert "toy_newton_euler" not in load_suite("default").references
+        Toy.kind = "reference"
+        assert "toy_newton_euler" in load_suite("default").references
+    finally:
+        dp.unregister_backend("toy_newton_euler")
+    assert "toy_newton_euler" not in load_suite("default").backends

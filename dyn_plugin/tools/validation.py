@@ -214,6 +214,28 @@ def list_suites() -> list:
     return sorted(p.stem for p in suite_dir().glob("*.toml"))
 
 
+def _selected(key: str, value, path):
+    """A suite's ``robots``, ``backends`` or ``references`` as a list of names.  Besides a
+    list, ``robots = "bundled"`` (every bundled robot) and, for backends and references, a
+    selection from the registry by what backends declare: ``{kind = ["ours", "generated"],
+    cannot = ["friction"]}`` (keys kind, can, cannot; see ``registry.backends``)."""
+    if key == "robots" and value == "bundled":
+        from ..robots import list_robots
+
+        return list_robots()
+    if key in ("backends", "references") and isinstance(value, dict):
+        unknown = set(value) - {"kind", "can", "cannot"}
+        if unknown:
+            raise DynPluginError(f"{path}: {key} selects by kind, can and cannot; unknown keys {sorted(unknown)}")
+        kind = value.get("kind")
+        try:
+            return registered_backends(tuple(kind) if isinstance(kind, list) else kind,
+                                       can=tuple(value.get("can", ())), cannot=tuple(value.get("cannot", ())))
+        except DynPluginError as error:
+            raise DynPluginError(f"{path}: {key}: {error}") from None
+    return value
+
+
 def load_suite(name_or_path: str = "default") -> Suite:
     """A suite by name (``default``, ``quick``) or from a TOML file path."""
     path = Path(name_or_path)
@@ -229,7 +251,7 @@ def load_suite(name_or_path: str = "default") -> Suite:
     unknown = set(data) - fields
     if unknown:
         raise DynPluginError(f"{path}: unknown keys {sorted(unknown)}; known: {sorted(fields)}")
-    suite = Suite(**data)
+    suite = Suite(**{key: _selected(key, value, path) for key, value in data.items()})
     if suite.name == "custom":
         suite.name = path.stem
     suite.check()
