@@ -23,6 +23,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from ..terms import Terms, as_terms
+from ..loops import for_size
 from . import kernels
 from .layout import pack_model
 
@@ -33,10 +34,7 @@ def _contiguous(*arrays):
     return [np.ascontiguousarray(a, dtype=float) for a in arrays]
 
 
-def _for_size(kernel_pair, N: int):
-    """The serial kernel for small batches, the parallel one from PARALLEL_FROM states."""
-    serial, parallel = kernel_pair
-    return parallel if N >= kernels.PARALLEL_FROM else serial
+_for_size = for_size        # (serial, parallel) kernels -> the one for N states
 
 
 def shifted_spd_solve(M, d, B):

@@ -28,12 +28,13 @@ on a number inside ``_*_state`` and its helpers (``cos``/``sin`` come from ``mat
 from __future__ import annotations
 
 import functools
-import types
 from math import cos, sin      # by name: traced.python_form rebinds them for other number types
 
 import numba as nb
 import numpy as np
 
+from .. import loops
+from ..loops import serial_and_parallel
 from ..terms import Terms
 
 # -- the packed model's columns (see .layout, which fills them) ---------------------------
@@ -71,19 +72,12 @@ CHUNK = 64                                       # states per scratch allocation
 # 'contract' lets LLVM fuse a*b + c into one FMA instruction (one rounding instead of two)
 _OPTIONS = dict(cache=True, error_model="numpy", nogil=True, fastmath={"contract"})
 _jit = nb.njit(**_OPTIONS)
-_pjit = nb.njit(parallel=True, **_OPTIONS)
-
-PARALLEL_FROM = 2048     # smaller batches run serially: a parallel region costs ~10 µs,
-                         # and far more when another process holds the other core
+PARALLEL_FROM = loops.PARALLEL_FROM     # here too: generated modules import it from this module
 
 
 def _serial_and_parallel(body):
-    """Compile a batch loop twice: serially (prange is range) and parallel over the cores.
-    The serial copy gets its own name so that numba's on-disk cache keeps both."""
-    copy = types.FunctionType(body.__code__, body.__globals__, body.__name__ + "_serial", body.__defaults__,
-                              body.__closure__)
-    copy.__qualname__ = body.__qualname__ + "_serial"
-    return _jit(copy), _pjit(body)
+    """A batch loop compiled twice, (serial, parallel) (:func:`dyn_plugin.loops.serial_and_parallel`)."""
+    return serial_and_parallel(body, _OPTIONS)
 
 
 # scratch rows of W (n, ROWS, 3): the placement, then each algorithm's own rows

@@ -22,6 +22,11 @@ import types
 
 import numpy as np
 
+from .. import loops
+from ..loops import for_size, serial_and_parallel
+
+PARALLEL_FROM = loops.PARALLEL_FROM
+
 
 def sgn(x: np.ndarray) -> np.ndarray:
     """Sign with sgn(0) = 0 (the thesis leaves sgn(0) undefined; no friction at rest)."""
@@ -51,7 +56,6 @@ ROWS = 9
 # Status codes of the one-state functions (0 = done; otherwise the caller takes its validating path).
 OK, BAD_SHAPE, NOT_FINITE, AT_REST, NOT_FINITE_RESULT = 0, 1, 2, 3, 4
 
-PARALLEL_FROM = 2048    # batches from this size run in parallel (as dyn_plugin.compiled's)
 
 # The functions below are compiled by compiled(), which first binds the numba versions of
 # direction, dry_level, _joint_torque, _stuck and _finite to these names, and numba.prange to
@@ -150,18 +154,14 @@ _SIGNATURES = {
 
 
 class _Batch:
-    """A batch loop compiled twice, serially and in parallel over the states (from
-    PARALLEL_FROM of them: a parallel region costs ~10 µs); called like the loop."""
+    """A batch loop compiled twice (:func:`dyn_plugin.loops.serial_and_parallel`), called
+    like the loop: serially below PARALLEL_FROM states, in parallel from there."""
 
-    def __init__(self, numba, body):
-        copy = types.FunctionType(body.__code__, body.__globals__, body.__name__ + "_serial", body.__defaults__,
-                                  body.__closure__)
-        copy.__qualname__ = body.__qualname__ + "_serial"        # its own entry in numba's cache
-        self.serial = numba.njit(**_OPTIONS)(copy)
-        self.parallel = numba.njit(parallel=True, **_OPTIONS)(body)
+    def __init__(self, body):
+        self.serial, self.parallel = serial_and_parallel(body, _OPTIONS)
 
     def __call__(self, *arrays):                  # the last argument is an output with a row per state
-        return (self.parallel if len(arrays[-1]) >= PARALLEL_FROM else self.serial)(*arrays)
+        return for_size((self.serial, self.parallel), len(arrays[-1]))(*arrays)
 
 
 @functools.lru_cache(maxsize=None)
@@ -180,8 +180,8 @@ def compiled() -> types.SimpleNamespace:
     names["_joint_torque_nb"] = jit(_joint_torque)
     names["_stuck_nb"] = jit(_stuck)
     names["_prange"] = numba.prange
-    return types.SimpleNamespace(torque=_Batch(numba, _torque_batch), added=_Batch(numba, _added_batch),
-                                 removed=_Batch(numba, _removed_batch))
+    return types.SimpleNamespace(torque=_Batch(_torque_batch), added=_Batch(_added_batch),
+                                 removed=_Batch(_removed_batch))
 
 
 @functools.lru_cache(maxsize=None)
