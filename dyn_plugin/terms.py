@@ -47,8 +47,11 @@ def resolve(model, terms):
     """
     if isinstance(terms, (int, Terms)) and not isinstance(terms, bool):
         return model, as_terms(terms)
-    gravity = np.asarray(terms, dtype=float)
-    if gravity.shape != (3,):
+    try:
+        gravity = np.asarray(terms, dtype=float)
+    except (TypeError, ValueError):
+        gravity = None
+    if gravity is None or gravity.shape != (3,):
         as_terms(terms)                                   # raises the clear error
     warnings.warn("passing gravity to an algorithm is deprecated: gravity lives in the model "
                   "(model.with_gravity(g)); pass terms=Terms.… to select terms", DeprecationWarning, stacklevel=3)
