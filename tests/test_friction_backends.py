@@ -821,3 +821,24 @@ def test_joint_wrenches_come_from_a_backend_that_declares_them(puma):
     np.testing.assert_array_equal(f, f_ref)
     np.testing.assert_array_equal(n, n_ref)
     assert np.max(np.abs(be.inverse_dynamics_breakdown(s.q, s.qd, s.qdd).bearing)) > 0.1
+
+
+def test_one_state_in_one_compiled_call_equals_the_wrapper_over_pinocchio():
+    """newton_euler declares single_state_kernels: the wrapper composes them with the law
+    (one compiled call per state).  Same numbers as friction over pinocchio, which has no
+    such kernels, for sliding joints and for joints at rest (stiction falls back)."""
+    model = dp.load_robot("puma560")
+    fused = dp.get_backend("newton_euler_friction", model)
+    assert fused._fused is not None                       # the one-call path is in use
+    reference = dp.with_friction("pinocchio", model)
+    rng = np.random.default_rng(11)
+    for k in range(40):
+        q, qd, qdd, tau = rng.normal(size=(4, model.n))
+        if k % 4 == 0:
+            qd[k % model.n] = 0.0                          # a joint at rest: stiction
+        for method, args in (("inverse_dynamics", (q, qd, qdd)), ("forward_dynamics", (q, qd, tau))):
+            ours, ref = getattr(fused, method)(*args), getattr(reference, method)(*args)
+            err = np.abs(ours - ref) / np.maximum(1.0, np.abs(ref))
+            assert err.max() <= 1e-12, (method, k, err.max())
+    with pytest.raises(dp.InputError, match="qd"):
+        fused.inverse_dynamics(q, qd[:3], qdd)

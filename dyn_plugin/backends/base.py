@@ -40,13 +40,17 @@ KINDS = ("ours", "generated", "reference")
 ``generated`` (code generated per robot, validated likewise), ``reference`` (pinocchio,
 pybullet: what the others are validated against)."""
 
-CAPABILITIES = ("friction", "stepping", "joint_wrenches", "christoffel")
+CAPABILITIES = ("friction", "stepping", "joint_wrenches", "christoffel", "single_state_kernels")
 """What a backend can do beyond the :class:`Backend` interface:
 
 friction        its τ and q̈ include joint friction (``.friction``, ``inverse_dynamics_breakdown``)
 stepping        ``velocity_step(q, qd, tau, dt)``: a time step with friction impulses
 joint_wrenches  ``joint_wrenches(q, qd, qdd)``: joint reaction forces and moments
 christoffel     ``christoffel(q)`` and ``configuration_space(q)`` (h_ikm; ROBMAT's M, B, C, G)
+single_state_kernels  ``single_state_kernels()``: its compiled one-state inverse and forward
+                dynamics as ``((inverse, forward), data)``, numba dispatchers called as
+                ``kernel(data, q, qd, x, out) -> status`` (0 = done), or None when this
+                instance has none; the friction wrapper composes them with its law
 """
 
 

@@ -54,8 +54,11 @@ q̈ is solved by Newton's method.  :meth:`FrictionBackend.velocity_step` is the 
 :func:`~dyn_plugin.simulate` uses: a velocity-level friction impulse, as pybullet's
 velocity motors apply it, so sliding joints stop exactly instead of chattering.
 
-One state without load-dependent friction takes a short path: the rigid backend's own
-one-state call plus the velocity-friction law compiled in :mod:`dyn_plugin.friction.law`.
+One state without load-dependent friction takes a short path: one compiled call that
+composes the rigid backend's one-state kernel with the velocity-friction law
+(:func:`dyn_plugin.friction.law.fused`) when the rigid backend declares
+``single_state_kernels`` (``newton_euler``: as fast as the rigid backend alone), else the
+rigid backend's own one-state call followed by the compiled law.
 """
 
 from __future__ import annotations
@@ -213,6 +216,11 @@ class FrictionBackend(Backend):
         if self._short:
             self._added, self._removed = law.single("added"), law.single("removed")
             self._solve_one = _solver()[1] if self._diagonal else None
+        # one state in one compiled call: the law composed with the rigid backend's kernels
+        found = (self.rigid.single_state_kernels() if self._short and not self._diagonal
+                 and type(self.rigid).can("single_state_kernels") else None)
+        self._fused = None if found is None else (law.fused("inverse_dynamics", found[0][0]),
+                                                  law.fused("forward_dynamics", found[0][1]), found[1])
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}({self.model.name!r}, n={self.model.n}, friction={self.friction.name!r}, "
@@ -286,6 +294,14 @@ class FrictionBackend(Backend):
     # -- inverse dynamics ----------------------------------------------------------------
 
     def inverse_dynamics(self, q, qd, qdd):
+        if self._fused is not None and getattr(q, "ndim", 0) == 1:     # one state, one compiled call
+            tau = np.empty(self.model.n)
+            try:
+                if self._fused[0](self._fused[2], self._table, q, qd, qdd, tau) == law.OK:
+                    return tau
+            except TypeError:                                # not float64 vectors: the validating path
+                pass
+            return super().inverse_dynamics(q, qd, qdd)
         if self._short and getattr(q, "ndim", 0) == 1:      # one state: the rigid body's τ, then friction
             try:
                 tau = self.rigid.inverse_dynamics(q, qd, qdd)    # a new array: friction is added in place
@@ -362,6 +378,14 @@ class FrictionBackend(Backend):
     # -- forward dynamics ------------------------------------------------------------------
 
     def forward_dynamics(self, q, qd, tau):
+        if self._fused is not None and getattr(q, "ndim", 0) == 1:     # one state, one compiled call
+            qdd = np.empty(self.model.n)
+            try:
+                if self._fused[1](self._fused[2], self._table, q, qd, tau, qdd) == law.OK:
+                    return qdd
+            except TypeError:                                # not float64 vectors: the validating path
+                pass
+            return super().forward_dynamics(q, qd, tau)
         if self._short and getattr(q, "ndim", 0) == 1:      # one state, sliding or without dry friction
             try:
                 if not self._diagonal:

@@ -13,7 +13,7 @@ from ..algorithms import articulated_body as aba
 from ..algorithms import composite_rigid_body as crba
 from ..algorithms import lagrange_euler as le
 from ..algorithms import newton_euler as ne
-from ..compiled import NO_SINGLE_STATE_PATH, CompiledDynamics
+from ..compiled import NO_SINGLE_STATE_PATH, CompiledDynamics, kernels
 from ..errors import InputError
 from ..terms import Terms
 from .base import Backend, batch_args, check_finite
@@ -104,7 +104,7 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
 
     name = "newton_euler"
     description = "recursive Newton-Euler in link frames (Luh-Walker-Paul; Fu Table 3.3) + articulated-body forward dynamics, trees; numba-compiled"
-    capabilities = frozenset({'joint_wrenches'})
+    capabilities = frozenset({"joint_wrenches", "single_state_kernels"})
 
     def __init__(self, model, gravity=None, compiled: bool = True, armature=None):
         super().__init__(model, gravity)
@@ -140,6 +140,13 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
         if self.compiled:
             return self._fast.forward_dynamics(q, qd, tau)
         return aba.forward_dynamics(self.model, q, qd, tau, self.armature)
+
+    def single_state_kernels(self):
+        """``((inverse, forward), P)``: the compiled one-state kernels and the packed model
+        they read (:mod:`dyn_plugin.compiled.kernels`), or None with ``compiled=False``."""
+        if not self.compiled:
+            return None
+        return (kernels.single("inverse_dynamics"), kernels.single("forward_dynamics")), self._fast.packed
 
     def joint_wrenches(self, q, qd, qdd):
         """Force and moment that link ``parent(i)`` exerts on link ``i`` at joint ``i``.

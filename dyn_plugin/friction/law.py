@@ -61,6 +61,7 @@ OK, BAD_SHAPE, NOT_FINITE, AT_REST, NOT_FINITE_RESULT = 0, 1, 2, 3, 4
 # direction, dry_level, _joint_torque, _stuck and _finite to these names, and numba.prange to
 # _prange (numba reads globals when it compiles).
 _direction_nb = _dry_level_nb = _joint_torque_nb = _finite_nb = _stuck_nb = None
+_added_single_nb = _removed_single_nb = _rigid_nb = None     # also bound by compiled() / fused()
 _prange = range
 
 
@@ -145,6 +146,26 @@ def _removed_single(table, qd, tau, offset, out):
     return _finite_nb(out)
 
 
+def _fused_inverse(data, table, q, qd, qdd, out):
+    """One state in one call: out = the rigid body's τ (its one-state kernel ``_rigid_nb``
+    with its ``data``) + a q̈ + b(q̇); returns a status."""
+    status = _rigid_nb(data, q, qd, qdd, out)
+    if status != OK:
+        return status
+    return _added_single_nb(table, qd, qdd, out, out)
+
+
+def _fused_forward(data, table, q, qd, tau, out):
+    """One state in one call: q̈ = the rigid body's forward dynamics (``_rigid_nb``) under
+    τ − b(q̇); AT_REST when a joint at rest needs stiction; returns a status."""
+    n = table.shape[1]
+    rhs = np.empty(n)
+    status = _removed_single_nb(table, qd, tau, np.zeros(n), rhs) if qd.shape[0] == n else BAD_SHAPE
+    if status != OK:
+        return status
+    return _rigid_nb(data, q, qd, rhs, out)
+
+
 _OPTIONS = dict(cache=True, nogil=True, error_model="numpy")
 _VECTOR, _TABLE = "float64[::1]", "float64[:, ::1]"
 _SIGNATURES = {
@@ -179,6 +200,8 @@ def compiled() -> types.SimpleNamespace:
     names["_finite_nb"] = jit(_finite)
     names["_joint_torque_nb"] = jit(_joint_torque)
     names["_stuck_nb"] = jit(_stuck)
+    names["_added_single_nb"] = jit(_added_single)
+    names["_removed_single_nb"] = jit(_removed_single)
     names["_prange"] = numba.prange
     return types.SimpleNamespace(torque=_Batch(_torque_batch), added=_Batch(_added_batch),
                                  removed=_Batch(_removed_batch))
@@ -222,3 +245,28 @@ def friction_torque(qd: np.ndarray, table: np.ndarray, viscous: bool = True) -> 
     out = np.empty(flat.shape)
     compiled().torque(flat, table, bool(viscous), out)
     return out.reshape(qd.shape)
+
+
+_FUSED = {"inverse_dynamics": _fused_inverse, "forward_dynamics": _fused_forward}
+
+
+@functools.lru_cache(maxsize=None)
+def fused(name: str, rigid_kernel):
+    """The law and a rigid backend's one-state kernel in one compiled call, for one state
+    (a second call would cost as much as the friction itself):
+    ``fused(name, kernel)(data, table, q, qd, x, out) -> status`` for ``name``
+    ``"inverse_dynamics"`` (x = q̈, out = τ + a q̈ + b(q̇)) or ``"forward_dynamics"`` (x = τ,
+    out = q̈ under τ − b(q̇)).  ``rigid_kernel(data, q, qd, x, out) -> status`` is what a
+    backend declaring ``single_state_kernels`` gives (``data`` a C-contiguous float64 2-D
+    array, vectors float64).  Compiled once per kernel and process, for exactly that
+    signature (any other argument raises TypeError); not cached on disk, where numba would
+    not notice a change in the rigid kernel's file."""
+    import numba
+
+    compiled()                                   # binds the law's compiled helpers
+    body = _FUSED[name]
+    namespace = dict(globals(), _rigid_nb=rigid_kernel)
+    copy = types.FunctionType(body.__code__, namespace, body.__name__, body.__defaults__, body.__closure__)
+    signature = f"int64({_TABLE}, {_TABLE}, {_VECTOR}, {_VECTOR}, {_VECTOR}, {_VECTOR})"
+    return numba.njit(signature, **dict(_OPTIONS, cache=False))(copy)
+
