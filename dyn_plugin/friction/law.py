@@ -18,7 +18,9 @@ to the file of the function it caches.
 from __future__ import annotations
 
 import functools
+import hashlib
 import types
+from pathlib import Path
 
 import numpy as np
 
@@ -258,15 +260,19 @@ def fused(name: str, rigid_kernel):
     ``"inverse_dynamics"`` (x = q̈, out = τ + a q̈ + b(q̇)) or ``"forward_dynamics"`` (x = τ,
     out = q̈ under τ − b(q̇)).  ``rigid_kernel(data, q, qd, x, out) -> status`` is what a
     backend declaring ``single_state_kernels`` gives (``data`` a C-contiguous float64 2-D
-    array, vectors float64).  Compiled once per kernel and process, for exactly that
-    signature (any other argument raises TypeError); not cached on disk, where numba would
-    not notice a change in the rigid kernel's file."""
+    array, vectors float64).  Compiled for exactly that signature (any other argument
+    raises TypeError) and cached on disk under a name that carries a digest of the rigid
+    kernel's source file: numba only watches this file, so a changed kernel gets a new
+    entry instead of stale machine code."""
     import numba
 
     compiled()                                   # binds the law's compiled helpers
     body = _FUSED[name]
+    source = rigid_kernel.py_func.__code__.co_filename
+    digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()[:16]
+    label = f"{body.__name__}__{rigid_kernel.py_func.__name__}_{digest}"
     namespace = dict(globals(), _rigid_nb=rigid_kernel)
-    copy = types.FunctionType(body.__code__, namespace, body.__name__, body.__defaults__, body.__closure__)
+    copy = types.FunctionType(body.__code__, namespace, label, body.__defaults__, body.__closure__)
+    copy.__qualname__ = label                    # its own entry in numba's cache
     signature = f"int64({_TABLE}, {_TABLE}, {_VECTOR}, {_VECTOR}, {_VECTOR}, {_VECTOR})"
-    return numba.njit(signature, **dict(_OPTIONS, cache=False))(copy)
-
+    return numba.njit(signature, **_OPTIONS)(copy)
