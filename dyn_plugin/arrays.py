@@ -122,3 +122,8 @@ def _overflow(what: str, result, model, single: bool, inputs: dict) -> Numerical
         message += f"; the largest input there is {key} = {inputs[key][state, index]:g} at {_joint(index, names)}"
     message += ". Check the inputs' units and magnitudes, and the model's masses, inertias and lengths"
     return NumericalError(message)
+
+
+def contiguous(*arrays) -> list:
+    """Each array as C-contiguous float64 (a copy only where needed): what compiled loops take."""
+    return [np.ascontiguousarray(a, dtype=float) for a in arrays]

@@ -76,6 +76,7 @@ from ..friction.law import direction
 from ..friction.parameters import FrictionModel, resolve_friction
 from ..friction.stiction import solve_box_qp, sticking
 from ..kinematics import rotation_from_z
+from ..arrays import contiguous
 from .base import Backend, batch_args, check_finite
 from .registry import backend_class, backends, declared, get_backend
 
@@ -140,10 +141,6 @@ def _rigid(backend, method: str, *arrays):
         return tuple(np.concatenate([np.full_like(part, np.nan) if r is None else r[i]
                                      for r in rows]) for i, part in enumerate(shape))
     return np.concatenate([np.full_like(shape, np.nan) if r is None else r for r in rows])
-
-
-def _contiguous(*arrays):
-    return [np.ascontiguousarray(a, dtype=float) for a in arrays]
 
 
 def _takes_armature(name: str) -> bool:
@@ -315,7 +312,7 @@ class FrictionBackend(Backend):
         if self._short:
             tau = _rigid(self.rigid, "inverse_dynamics", q, qd, qdd)
             out = np.empty(q.shape)
-            law.compiled().added(self._table, *_contiguous(qd, qdd, tau), out)
+            law.compiled().added(self._table, *contiguous(qd, qdd, tau), out)
             return out
         return self._breakdown(q, qd, qdd).input
 
@@ -405,7 +402,7 @@ class FrictionBackend(Backend):
         if not self._short:
             return self._forward_with_stiction(q, qd, tau)
         rhs, at_rest = np.empty(q.shape), np.empty(len(q), dtype=bool)
-        law.compiled().removed(self._table, *_contiguous(qd, tau), rhs, at_rest)
+        law.compiled().removed(self._table, *contiguous(qd, tau), rhs, at_rest)
         if not at_rest.any():
             return self._rigid_forward_dynamics(q, qd, rhs)
         qdd = np.empty(q.shape)

@@ -23,6 +23,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from ..terms import Terms, as_terms
+from ..arrays import contiguous
 from ..loops import for_size
 from . import kernels
 from .layout import pack_model
@@ -30,20 +31,13 @@ from .layout import pack_model
 __all__ = ["CompiledDynamics", "NO_SINGLE_STATE_PATH", "SingleStateKernels", "pack_model", "shifted_spd_solve"]
 
 
-def _contiguous(*arrays):
-    return [np.ascontiguousarray(a, dtype=float) for a in arrays]
-
-
-_for_size = for_size        # (serial, parallel) kernels -> the one for N states
-
-
 def shifted_spd_solve(M, d, B):
     """X (N, n) with (M[k] + diag d) X[k] = B[k], by Cholesky: M (N, n, n) symmetric (e.g.
     mass matrices), d (n,) (e.g. the armature), M + diag d positive definite.  The typed
     one-state version is ``kernels.single("shifted_spd_solve")(M, d, b, x) -> status``."""
-    M, d, B = _contiguous(M, d, B)
+    M, d, B = contiguous(M, d, B)
     X = np.empty(B.shape)
-    _for_size(kernels.shifted_spd_solve_batch, len(B))(M, d, B, X)
+    for_size(kernels.shifted_spd_solve_batch, len(B))(M, d, B, X)
     return X
 
 
@@ -88,51 +82,51 @@ class CompiledDynamics:
         """The ``terms`` (a :class:`~dyn_plugin.terms.Terms`) of τ = M q̈ + C(q, q̇) q̇ + g(q)
         (N, n), the armature q̈ with ``Terms.INERTIA``; q̇ (q̈) is not read without
         ``Terms.VELOCITY`` (``Terms.INERTIA``)."""
-        q, qd, qdd = _contiguous(q, qd, qdd)
+        q, qd, qdd = contiguous(q, qd, qdd)
         return self._torques(q, qd, qdd, int(as_terms(terms)))
 
     def inverse_dynamics(self, q, qd, qdd):
         """τ = M(q) q̈ + C(q, q̇) q̇ + g(q), armature included (N, n)."""
-        q, qd, qdd = _contiguous(q, qd, qdd)
+        q, qd, qdd = contiguous(q, qd, qdd)
         return self._torques(q, qd, qdd, kernels.TERM_ALL)
 
     def bias_forces(self, q, qd):
         """C(q, q̇) q̇ + g(q) (N, n)."""
-        q, qd = _contiguous(q, qd)
+        q, qd = contiguous(q, qd)
         return self._torques(q, qd, q, kernels.TERM_BIAS)
 
     def gravity_torques(self, q):
         """g(q) (N, n)."""
-        (q,) = _contiguous(q)
+        (q,) = contiguous(q)
         return self._torques(q, q, q, kernels.TERM_GRAVITY)
 
     def velocity_terms(self, q, qd):
         """C(q, q̇) q̇ alone: gravity off (N, n)."""
-        q, qd = _contiguous(q, qd)
+        q, qd = contiguous(q, qd)
         return self._torques(q, qd, q, kernels.TERM_VELOCITY)
 
     def _torques(self, q, qd, qdd, terms: int):
         tau = np.empty(q.shape)
-        _for_size(kernels.inverse_dynamics_batch, len(q))(self.packed, q, qd, qdd, terms, tau)
+        for_size(kernels.inverse_dynamics_batch, len(q))(self.packed, q, qd, qdd, terms, tau)
         return tau
 
     def mass_matrix(self, q):
         """M(q) + diag(armature) (N, n, n), by the composite-rigid-body algorithm."""
-        (q,) = _contiguous(q)
+        (q,) = contiguous(q)
         H = np.empty((len(q), self.n, self.n))
-        _for_size(kernels.mass_matrix_batch, len(q))(self.packed, q, H)
+        for_size(kernels.mass_matrix_batch, len(q))(self.packed, q, H)
         return H
 
     def forward_dynamics(self, q, qd, tau):
         """q̈ (N, n) by the articulated-body algorithm, armature included."""
-        q, qd, tau = _contiguous(q, qd, tau)
+        q, qd, tau = contiguous(q, qd, tau)
         qdd = np.empty(q.shape)
-        _for_size(kernels.forward_dynamics_batch, len(q))(self.packed, q, qd, tau, qdd)
+        for_size(kernels.forward_dynamics_batch, len(q))(self.packed, q, qd, tau, qdd)
         return qdd
 
     def joint_wrenches(self, q, qd, qdd):
         """Joint reaction forces and moments (N, n, 3) each, in the joint frames."""
-        q, qd, qdd = _contiguous(q, qd, qdd)
+        q, qd, qdd = contiguous(q, qd, qdd)
         f, moment = np.empty(q.shape + (3,)), np.empty(q.shape + (3,))
-        _for_size(kernels.joint_wrenches_batch, len(q))(self.packed, q, qd, qdd, f, moment)
+        for_size(kernels.joint_wrenches_batch, len(q))(self.packed, q, qd, qdd, f, moment)
         return f, moment
