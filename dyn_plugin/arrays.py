@@ -96,6 +96,21 @@ def batch_args(n: int, joints=None, **arrays) -> tuple:
     return out, all(singles)
 
 
+def state_args(model, **arrays) -> tuple:
+    """:func:`batch_args` for a model's states: ``q`` has ``model.nq`` entries, every other
+    argument (q̇, q̈, τ) ``model.nv`` (both n on a fixed base; see ``RobotModel.floating_base``)."""
+    out, singles = [], []
+    for name, value in arrays.items():
+        names = model.configuration_names if name == "q" else model.velocity_names
+        (array,), single = batch_args(len(names), names, **{name: value})
+        out.append(array)
+        singles.append(single)
+    if len({len(a) for a in out}) > 1:
+        shapes = ", ".join(f"{k} {a.shape}" for k, a in zip(arrays, out))
+        raise InputError(f"batch sizes differ: {shapes}; all arguments must have the same N")
+    return out, all(singles)
+
+
 def check_finite(what: str, result, model, single: bool, **inputs):
     """``result`` ((N, ...) arrays) unchanged if every entry is finite, else a
     :class:`NumericalError` naming ``what``, the state, the joint and the largest input

@@ -55,6 +55,16 @@ class RobotModel:
     links_without_inertial : tuple[str, ...]
         URDF links (other than the base) with no ``<inertial>``: 0 kg here and in
         pinocchio, 1 kg with unit inertia in pybullet.
+    floating_base : bool
+        The base link moves freely (pinocchio's ``JointModelFreeFlyer`` at the root):
+        q = [base position (3) m, base orientation as a unit quaternion (x, y, z, w),
+        joint positions (n)] (``nq = n + 7``), velocities and accelerations
+        [linear (3), angular (3) velocity of the base in the base frame, joint rates (n)]
+        (``nv = n + 6``); τ's first 6 entries are the force and moment on the base, base
+        frame.  Gravity is then given in the world frame.  See :mod:`dyn_plugin.floating`.
+    base_mass : kg;  base_com : (3,) m;  base_inertia : (3, 3) kg m² about the centre of mass
+        The base link's inertial data (with the links fixed to it), in the base frame:
+        they matter only for a floating base.
     """
 
     name: str
@@ -80,6 +90,10 @@ class RobotModel:
     source_path: Optional[str] = None
     links_without_inertial: tuple = ()
     base_link: str = "base_link"
+    floating_base: bool = False
+    base_mass: float = 0.0
+    base_com: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(3))
+    base_inertia: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((3, 3)))
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -97,6 +111,28 @@ class RobotModel:
     def n(self) -> int:
         """Number of moving joints (degrees of freedom)."""
         return len(self.joint_names)
+
+    @property
+    def nq(self) -> int:
+        """Length of a configuration q: n, or n + 7 with a floating base."""
+        return self.n + (7 if self.floating_base else 0)
+
+    @property
+    def nv(self) -> int:
+        """Length of a velocity, acceleration or τ: n, or n + 6 with a floating base."""
+        return self.n + (6 if self.floating_base else 0)
+
+    @property
+    def configuration_names(self) -> tuple:
+        """Names of q's entries (nq): the joints, after the base's 7 with a floating base."""
+        base = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
+        return (base if self.floating_base else ()) + self.joint_names
+
+    @property
+    def velocity_names(self) -> tuple:
+        """Names of q̇'s, q̈'s and τ's entries (nv): the joints, after the base's 6 with a floating base."""
+        base = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
+        return (base if self.floating_base else ()) + self.joint_names
 
     @property
     def is_revolute(self) -> np.ndarray:
@@ -118,12 +154,18 @@ class RobotModel:
             raise ModelError(f"gravity must be 3 finite numbers (m/s²), got {gravity!r}")
         return dataclasses.replace(self, gravity=g)
 
+    def with_floating_base(self, floating: bool = True) -> "RobotModel":
+        """The same robot with a free-flying base (or fixed again with ``False``)."""
+        return dataclasses.replace(self, floating_base=bool(floating))
+
     def total_mass(self) -> float:
-        return float(self.masses.sum())
+        """Mass of the moving links, and of the base when it floats (kg)."""
+        return float(self.masses.sum()) + (self.base_mass if self.floating_base else 0.0)
 
     def __repr__(self) -> str:
         kinds = "".join("R" if t == REVOLUTE else "P" for t in self.joint_types)
-        return f"RobotModel({self.name!r}, n={self.n}, joints={kinds}, mass={self.total_mass():.3f} kg)"
+        base = ", floating base" if self.floating_base else ""
+        return f"RobotModel({self.name!r}, n={self.n}, joints={kinds}{base}, mass={self.total_mass():.3f} kg)"
 
     # -- validity ------------------------------------------------------------------
 
@@ -169,6 +211,10 @@ class RobotModel:
                 i = int(np.argwhere(bad)[0][0])
                 raise ModelError(f"model {self.name!r}: {key} of joint {self.joint_names[i]!r} (link "
                                  f"{self.link_names[i]!r}) is not finite: {value[i]}")
+        base = np.concatenate([[self.base_mass], self.base_com, self.base_inertia.reshape(9)])
+        if base.shape != (13,) or not np.all(np.isfinite(base)) or self.base_mass < 0:
+            raise ModelError(f"model {self.name!r}: the base link's mass, centre of mass (3,) and inertia (3, 3) "
+                             f"must be finite (mass >= 0), got {self.base_mass}, {self.base_com}, {self.base_inertia}")
         if not np.all(np.isfinite(self.gravity)):
             raise ModelError(f"model {self.name!r}: gravity must be finite, got {self.gravity}")
 

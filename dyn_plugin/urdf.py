@@ -31,38 +31,44 @@ MOVING_TYPES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISM
 SUPPORTED_TYPES = set(MOVING_TYPES) | {"fixed"}
 
 
-def load_urdf(path: Union[str, os.PathLike], *, strict: bool = False, gravity=DEFAULT_GRAVITY) -> RobotModel:
+def load_urdf(path: Union[str, os.PathLike], *, strict: bool = False, gravity=DEFAULT_GRAVITY,
+              floating_base: bool = False) -> RobotModel:
     """Build a :class:`RobotModel` from a URDF file.
 
     Parameters
     ----------
     path : str or path-like
-        A fixed-base URDF file, in any encoding its XML declaration names (UTF-8 if none).
+        A URDF file, in any encoding its XML declaration names (UTF-8 if none).
         Meshes are never loaded.
     strict : bool
         Treat a triangle-inequality break as an error (used for bundled robots)
         instead of a :class:`~dyn_plugin.errors.PhysicalValidityWarning`.
     gravity : (3,) array_like, m/s²
-        Physical gravity in the base frame.
+        Physical gravity in the base frame (in the world frame with a floating base).
+    floating_base : bool
+        The root link floats freely (pinocchio's free-flyer root joint; see
+        :attr:`RobotModel.floating_base`); default False, fixed to the world, as
+        pinocchio's ``buildModelFromUrdf``.
     """
     path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise URDFError(f"cannot read URDF file {str(path)!r}: {exc.strerror or exc}") from None
-    model = load_urdf_string(data, strict=strict, gravity=gravity, source=str(path))
+    model = load_urdf_string(data, strict=strict, gravity=gravity, source=str(path), floating_base=floating_base)
     return dataclasses.replace(model, source_path=str(path.resolve()))
 
 
 def load_urdf_string(text: Union[str, bytes], *, strict: bool = False, gravity=DEFAULT_GRAVITY,
-                     source: str = "<string>") -> RobotModel:
+                     source: str = "<string>", floating_base: bool = False) -> RobotModel:
     """Build a :class:`RobotModel` from URDF text (str, or bytes in the encoding the XML
     declaration names); see :func:`load_urdf`."""
     root, text = _parse_xml(text, source)
     links = _read_links(root, source)
     joints = _read_joints(root, links, source)
     base = _find_root(links, joints, source)
-    return _assemble(root.get("name") or "robot", base, links, joints, text, source, strict, gravity)
+    model = _assemble(root.get("name") or "robot", base, links, joints, text, source, strict, gravity)
+    return model.with_floating_base(floating_base)
 
 
 # -- reading the XML ---------------------------------------------------------------------
@@ -319,6 +325,7 @@ def _assemble(name, base, links, joints, text, source, strict, gravity) -> Robot
     for joint in joints:
         children[joint.parent].append(joint)
     moving, bodies, without_inertial = [], [], []  # moving: (joint, placement in parent body, parent body)
+    root = _Body()                                  # the base link and the links fixed to it
     stack, reached = [(None, base, -1, np.eye(4))], 0
     while stack:
         joint, link, body, X = stack.pop()
@@ -327,15 +334,18 @@ def _assemble(name, base, links, joints, text, source, strict, gravity) -> Robot
             moving.append((joint, X, body))
             bodies.append(_Body())
             body, X = len(moving) - 1, np.eye(4)
-        if body >= 0:
-            _add_inertial(bodies[body], links[link], link, X, f" in {source}", strict, without_inertial)
+        # links fixed to the base are not listed without <inertial>: they move only with a floating base
+        _add_inertial(bodies[body] if body >= 0 else root, links[link], link, X, f" in {source}", strict,
+                      without_inertial if body >= 0 else [])
         for child_joint in sorted(children[link], key=lambda j: j.name, reverse=True):
             stack.append((child_joint, child_joint.child, body, X @ child_joint.origin))
     if reached < len(links):
         raise URDFError(f"{source}: links {sorted(set(links) - _reached(base, children))} are not connected to the "
                         f"root link {base!r} (their joints form a loop)")
     model = _model_from_joints(name, moving, bodies, text, gravity, base)
-    return dataclasses.replace(model, links_without_inertial=tuple(without_inertial))
+    base_com, base_inertia = root.com_and_inertia()
+    return dataclasses.replace(model, links_without_inertial=tuple(without_inertial), base_mass=root.mass,
+                               base_com=base_com, base_inertia=base_inertia)
 
 
 def _reached(base: str, children: dict) -> set:

@@ -25,7 +25,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..arrays import _overflow, as_batch, batch_args, check_finite  # noqa: F401 (as_batch, check_finite: re-exported)
+from ..arrays import _overflow, as_batch, batch_args, check_finite, state_args  # noqa: F401 (as_batch, check_finite: re-exported)
 
 __all__ = ["Backend", "CAPABILITIES", "KINDS", "SINGULAR", "as_batch", "batch_args", "check_finite"]
 from ..errors import ModelError, NumericalError
@@ -40,7 +40,7 @@ KINDS = ("ours", "generated", "reference")
 ``generated`` (code generated per robot, validated likewise), ``reference`` (pinocchio,
 pybullet: what the others are validated against)."""
 
-CAPABILITIES = ("friction", "stepping", "joint_wrenches", "christoffel", "single_state_kernels")
+CAPABILITIES = ("friction", "stepping", "joint_wrenches", "christoffel", "single_state_kernels", "floating_base")
 """What a backend can do beyond the :class:`Backend` interface:
 
 friction        its τ and q̈ include joint friction (``.friction``, ``inverse_dynamics_breakdown``)
@@ -51,6 +51,9 @@ single_state_kernels  ``single_state_kernels()``: its compiled one-state inverse
                 dynamics as ``((inverse, forward), data)``, numba dispatchers called as
                 ``kernel(data, q, qd, x, out) -> status`` (0 = done), or None when this
                 instance has none; the friction wrapper composes them with its law
+floating_base   it takes a floating-base model itself (q of nq, v of nv entries); every
+                other backend gets one through :mod:`.floating_base`, which runs it on
+                the robot's free-flyer chain (:func:`dyn_plugin.get_backend` does this)
 """
 
 
@@ -71,6 +74,10 @@ class Backend:
         return set(capabilities) <= cls.capabilities
 
     def __init__(self, model: RobotModel, gravity: Optional[np.ndarray] = None):
+        if model.floating_base and not self.can("floating_base"):
+            raise ModelError(f"{type(self).__name__} takes fixed-base models; for robot {model.name!r}, which has a "
+                             f"floating base, build it with dyn_plugin.get_backend({self.name!r}, model), which runs it "
+                             "on the robot's free-flyer chain (dyn_plugin.floating)")
         self.model = model if gravity is None else model.with_gravity(gravity)
 
     def __repr__(self) -> str:
@@ -84,7 +91,7 @@ class Backend:
     # -- public surface: shapes in, shapes out -----------------------------------------
 
     def _run(self, method, matrix: bool = False, **arrays):
-        args, single = batch_args(self.model.n, self.model.joint_names, **arrays)
+        args, single = state_args(self.model, **arrays)
         result = method(*args)
         # A NaN never leaves the library as an answer.  The sum is NaN or inf whenever an entry
         # is (and cheaper than isfinite().all() on big batches); a finite result whose sum
@@ -115,13 +122,13 @@ class Backend:
     def _refuse_singular_mass_matrix(self, q) -> None:
         """Raise a ModelError naming the joints that move no mass or inertia if M(q) is
         singular at one of the (validated) states ``q``; return otherwise."""
-        (Q,), single = batch_args(self.model.n, self.model.joint_names, q=q)
+        (Q,), single = state_args(self.model, q=q)
         for state, M in enumerate(self._batch_mass_matrix(Q)):
             moments = np.linalg.eigvalsh(M)
             if moments[0] > SINGULAR * max(moments[-1], 1e-300):
                 continue
             diagonal = np.diag(M)
-            idle = [name for name, m_ii in zip(self.model.joint_names, diagonal) if m_ii <= SINGULAR * diagonal.max()]
+            idle = [name for name, m_ii in zip(self.model.velocity_names, diagonal) if m_ii <= SINGULAR * diagonal.max()]
             empty = [link for link, m, I in zip(self.model.link_names, self.model.masses, self.model.inertias)
                      if m == 0 and not I.any()]
             raise ModelError(
@@ -177,7 +184,7 @@ class Backend:
     def _batch_coriolis_matrix(self, q, qd):
         # C is linear in q̇: C(q, q̇) = m C(q, q̇/m) with m = max|q̇ₖ|, so the quadratic h is
         # only ever evaluated at |u| ≤ √n and a q̇ whose C is representable cannot overflow.
-        N, n = q.shape
+        N, n = qd.shape
         size = np.abs(qd).max(axis=1)                                       # (N,)
         size = np.where(size > 0, size, 1.0)                                 # q̇ = 0: C = 0 either way
         unit = qd / size[:, None]

@@ -3,6 +3,8 @@
 The model is built from the same URDF text our model came from (or our URDF export of a
 DH model), and joints are matched by name.  pinocchio represents a continuous joint by
 (cos q, sin q); the conversion happens here.  It ignores URDF ``<dynamics>`` friction.
+A floating base is pinocchio's own ``JointModelFreeFlyer`` at the root, whose
+convention :attr:`~dyn_plugin.model.RobotModel.floating_base` follows.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ class PinocchioBackend(Backend):
     name = "pinocchio"
     description = "reference: pinocchio rnea, crba, aba (loop over states)"
     kind = "reference"
+    capabilities = frozenset({"floating_base"})
 
     def __init__(self, model, gravity=None, armature=None):
         """``armature`` (n,): reflected motor inertia on the diagonal of M (``model.armature``)."""
@@ -28,20 +31,23 @@ class PinocchioBackend(Backend):
 
         self._pin = pin
         try:
-            self.pin_model = pin.buildModelFromXML(urdf_text(self.model))
+            root = (pin.JointModelFreeFlyer(),) if self.model.floating_base else ()
+            self.pin_model = pin.buildModelFromXML(urdf_text(self.model), *root)
         except Exception as exc:  # pinocchio raises RuntimeError/ValueError from C++
             raise BackendError(f"pinocchio cannot load model {self.model.name!r}: {exc}") from None
         self.pin_model.gravity.linear = np.asarray(self.model.gravity, dtype=float)
         self._map_joints()
         if armature is not None:
-            self.pin_model.armature = self.to_pin_v(np.broadcast_to(np.asarray(armature, dtype=float), (self.model.n,)))
+            joints = np.broadcast_to(np.asarray(armature, dtype=float), (self.model.n,))
+            self.pin_model.armature = self.to_pin_v(np.concatenate([np.zeros(self.model.nv - self.model.n), joints]))
         self.data = self.pin_model.createData()
 
     def _map_joints(self):
         pm = self.pin_model
-        if pm.nv != self.model.n:
-            raise BackendError(f"pinocchio sees {pm.nv} degrees of freedom in {self.model.name!r}, we see {self.model.n}")
-        self._idx_q, self._idx_v, self._two_q = [], [], []
+        if pm.nv != self.model.nv:
+            raise BackendError(f"pinocchio sees {pm.nv} degrees of freedom in {self.model.name!r}, we see {self.model.nv}")
+        base = self.model.nq - self.model.n          # the free-flyer's 7 entries of q (6 of v) come first
+        self._idx_q, self._idx_v, self._two_q = list(range(base)), list(range(self.model.nv - self.model.n)), [False] * base
         for name in self.model.joint_names:
             jid = pm.getJointId(name)
             if jid >= pm.njoints:
@@ -52,7 +58,7 @@ class PinocchioBackend(Backend):
         self._idx_v = np.array(self._idx_v, dtype=int)
 
     def to_pin_q(self, q):
-        """Our joint positions (n,) as pinocchio's configuration vector (nq,)."""
+        """Our configuration (nq,) as pinocchio's configuration vector."""
         out = np.zeros(self.pin_model.nq)
         for value, iq, two in zip(q, self._idx_q, self._two_q):
             if two:

@@ -80,11 +80,20 @@ def _resolve(name: str) -> Callable:
 
 
 def get_backend(name: str, model, **options):
-    """Build backend ``name`` for ``model``; ``options`` (e.g. ``gravity=``) go to its factory."""
+    """Build backend ``name`` for ``model``; ``options`` (e.g. ``gravity=``) go to its factory.
+
+    A floating-base model goes to a backend declaring the ``floating_base`` capability as
+    it is, and to any other through :mod:`.floating_base` (the backend runs on the
+    robot's free-flyer chain)."""
     _load_entry_points()
     if name not in _factories:
         raise BackendError(f"unknown backend {name!r}; available: {', '.join(list_backends())}")
-    return _resolve(name)(model, **options)
+    factory = _resolve(name)
+    if getattr(model, "floating_base", False) and "floating_base" not in getattr(factory, "capabilities", ()):
+        from .floating_base import floating_backend
+
+        return floating_backend(name, model, **options)
+    return factory(model, **options)
 
 
 def backend_class(name: str):

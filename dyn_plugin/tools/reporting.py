@@ -11,8 +11,8 @@ from ..backends.registry import backends as registered_backends
 from .machine import installed_versions
 from .validation import QUANTITIES, STEPPING, Report
 
-__all__ = ["REFERENCE_STYLES", "TOLERANCE_STYLE", "ZERO_FLOOR", "histogram_figure", "markdown_report", "plot_report",
-           "trajectory_figure"]
+__all__ = ["REFERENCE_STYLES", "TOLERANCE_STYLE", "ZERO_FLOOR", "floor_verdict", "histogram_figure", "markdown_report",
+           "plot_report", "trajectory_figure"]
 
 
 def _describe(quantity: str) -> str:
@@ -33,7 +33,9 @@ def markdown_report(report: Report) -> str:
         "",
         f"Error measure: max over samples and entries of |ours − ref| / max(1, |ref|). "
         f"Pass at ≤ {suite.rtol:g} (trajectories: ≤ {suite.trajectory_tol:g}, dt = {suite.dt:g} s, "
-        f"{suite.duration:g} s).",
+        f"{suite.duration:g} s)" + ("; against pybullet, where it disagrees with pinocchio by more (the floor), "
+                                    "at ≤ tolerance + floor and within the tolerance of pinocchio's prediction"
+                                    if report.disagreements() else "") + ".",
         "",
         "**Verdict: " + ("all passed**" if report.passed else f"{len(report.failures())} failed**"),
         "",
@@ -49,6 +51,9 @@ def markdown_report(report: Report) -> str:
         for key in dict.fromkeys((c.robot, c.backend) for c in rows):
             cells = {c.quantity: c for c in rows if (c.robot, c.backend) == key}
             lines.append(f"| {key[0]} | {key[1]} | " + " | ".join(_cell(cells.get(q)) for q in quantities) + " |")
+    if report.disagreements():
+        lines += ["", "## Reference disagreement (pybullet vs pinocchio, same states)", ""]
+        lines += [f"- {line}" for line in report.disagreement_lines()]
     growth = [c for c in report.comparisons if c.trace is not None]
     if growth:
         marks = list(growth[0].trace["growth"])
@@ -59,14 +64,27 @@ def markdown_report(report: Report) -> str:
     if report.failures():
         lines += ["", "## Failures", ""]
         lines += [f"- {c.robot} {c.backend} vs {c.reference} `{c.quantity}`: {c.max_rel:.3e} at state "
-                  f"{c.worst_sample}, entry {list(c.worst_entry)}" for c in report.failures()]
+                  f"{c.worst_sample}, entry {list(c.worst_entry)}{floor_verdict(c)}" for c in report.failures()]
     return "\n".join(lines) + "\n"
+
+
+def floor_verdict(comparison) -> str:
+    """How a comparison against pybullet stood against the references' disagreement, in
+    words (empty where pybullet and pinocchio agree)."""
+    c = comparison
+    if not c.floor_applies:
+        return ""
+    against = f"; pybullet vs pinocchio {c.floor:.1e}, pass at <= {c.rtol:g} + {c.floor:.1e}"
+    if c.pinocchio_error is None:
+        return against
+    return against + f", ours vs pinocchio's prediction {c.pinocchio_error:.1e} (pass at <= {c.rtol:g})"
 
 
 def _cell(comparison) -> str:
     if comparison is None:
         return "–"  # not compared: τ and q̈ of a friction backend are checked by stepping
-    return f"{comparison.max_rel:.1e}" + ("" if comparison.passed else " **FAIL**")
+    floor = f" (floor {comparison.floor:.1e})" if comparison.floor_applies else ""
+    return f"{comparison.max_rel:.1e}{floor}" + ("" if comparison.passed else " **FAIL**")
 
 
 def _versions() -> str:

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from ...errors import InputError
 from .. import validation
+from ..reporting import floor_verdict
 from ..output import console as _console
 from ..output import one_line, write_or_print
 from .common import EXIT_FAILED, EXIT_OK, LOCAL_CLUSTER
@@ -45,9 +46,46 @@ def _progress(total: int):
     yield report
 
 
+def _announce_compilation(command: str, backends) -> None:
+    """Say on stderr, before any backend is built, that numba is about to compile
+    dyn_plugin's kernels (10-15 s of silence otherwise): when one of ``backends`` runs them
+    (newton_euler, and the friction backends over it) and :func:`_kernels_cached` is False."""
+    from ...backends.registry import declared, list_backends
+
+    if any(declared(name)[1] & {"single_state_kernels", "friction"} for name in backends if name in list_backends()) \
+            and not _kernels_cached():
+        print(f"{command}: compiling kernels for first use (cached afterwards)", file=sys.stderr, flush=True)
+
+
+def _kernels_cached() -> bool:
+    """True when numba's on-disk cache (``__pycache__`` next to dyn_plugin/compiled/kernels.py,
+    or ``NUMBA_CACHE_DIR``) holds machine code, for this source and this machine, of the
+    single-state kernels that building a newton_euler backend compiles
+    (``kernels.single``): the index entry numba itself looks up (numba/core/caching.py,
+    ``Cache._index_key`` and ``IndexDataCacheFile._load_index``).  Reads four small index
+    files and compiles nothing; should numba's internals change, it answers True (silence)."""
+    try:
+        import numba
+        from numba.core.registry import cpu_target
+
+        from ...compiled import kernels
+
+        codegen = cpu_target.target_context.codegen()
+        for name in ("inverse_dynamics", "bias", "forward_dynamics", "mass_matrix"):
+            py_func, signature = kernels._SIGNATURES[name]
+            cache = numba.njit(**kernels._OPTIONS)(py_func)._cache   # lazy: compiles only when called
+            if cache._index_key(signature, codegen) not in cache._cache_file._load_index():
+                return False
+        return True
+    except Exception:  # numba's private cache layout changed: do not guess
+        return True
+
+
 def _bench(args) -> int:
     from ..bench.command import run
+    from ..bench.operations import DEFAULT_BACKENDS
 
+    _announce_compilation("bench", args.backend or DEFAULT_BACKENDS)
     return run(args, _console())
 
 
@@ -116,6 +154,7 @@ def _dask_client(args):
 
 def _validate(args) -> int:
     suite = _suite(args)
+    _announce_compilation("validate", suite.backends)
     with _dask_client(args) as client, _progress(len(validation.tasks(suite))) as progress:
         report = validation.run(suite, progress=progress, client=client)
     quiet = args.json == "-"
@@ -171,10 +210,15 @@ def _print_report(console, report) -> None:
         rows = [c for c in report.comparisons if c.quantity in group]
         if rows:
             console.print(_error_table(rows, [q for q in suite.quantities if q in group], title))
+    for line in report.disagreement_lines():
+        console.print(Text(line, style="yellow"))
+    if any(c.within_floor for c in report.comparisons):
+        console.print(Text("* above the tolerance, within the reference disagreement: passes at <= tolerance + floor "
+                           "with ours within the tolerance of pinocchio's prediction"))
     for c in report.failures():
         console.print(Text.assemble(("FAIL", "bold red"), f" {c.robot} {c.backend} vs {c.reference} {c.quantity}: "
                                     f"max rel {c.max_rel:.3e} (abs {c.max_abs:.3e}) at state {c.worst_sample}, "
-                                    f"entry {list(c.worst_entry)}"))
+                                    f"entry {list(c.worst_entry)}{floor_verdict(c)}"))
     verdict = ("all passed", "green") if report.passed else (f"{len(report.failures())} failed", "bold red")
     console.print(Text.assemble(f"{len(report.comparisons)} comparisons, ", verdict, f" in {report.seconds:.1f} s"))
 
@@ -191,7 +235,8 @@ def _error_table(comparisons, quantities, title: str):
     cells = {}
     for c in comparisons:
         cells.setdefault((c.robot, c.reference), {}).setdefault(c.backend, {})[c.quantity] = Text(
-            f"{c.max_rel:.1e}", style="green" if c.passed else "bold red")
+            f"{c.max_rel:.1e}" + ("*" if c.within_floor else ""),
+            style="yellow" if c.within_floor else "green" if c.passed else "bold red")
     for (robot, reference), backends in cells.items():
         table.add_row(Text(f"{robot} vs {reference}", style="bold"))
         last = list(backends)[-1]

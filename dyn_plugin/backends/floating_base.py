@@ -1,0 +1,130 @@
+"""Any fixed-base backend on a floating-base robot, through the free-flyer chain.
+
+:func:`dyn_plugin.floating.free_flyer_chain` turns the robot into a fixed-base chain
+that moves like it at any one state; the backend runs on that chain and this wrapper maps
+the states: the chain's configuration is the joints' (the six base joints at zero), its
+velocity is v itself and its acceleration a + d(q, v)
+(:func:`~dyn_plugin.floating.acceleration_offset`).  So newton_euler, lagrange_euler,
+their friction variants (friction on the robot's joints; the base joints have none) and
+any backend registered later serve floating robots with no recursion written again.
+:func:`dyn_plugin.get_backend` builds this wrapper for every backend that does not declare
+the ``floating_base`` capability itself.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .. import floating
+from .base import Backend
+
+# What the chain backend can do that stays true through the state map.  Not kept:
+# christoffel (the chain's Christoffel symbols are in its own coordinates, not in the
+# base velocity's) and single_state_kernels (compiled for the chain's states).
+KEPT_CAPABILITIES = frozenset({"friction", "stepping", "joint_wrenches"})
+SHARED_ATTRIBUTES = frozenset({"friction", "compiled", "profile"})   # the chain backend's, unchanged
+
+
+def floating_backend(name: str, model, **options) -> Backend:
+    """Backend ``name`` (a registered fixed-base backend) for the floating-base ``model``;
+    ``options`` go to that backend (``gravity=`` is the world's, applied here)."""
+    from .registry import backend_class, get_backend
+
+    gravity = options.pop("gravity", None)
+    model = model if gravity is None else model.with_gravity(gravity)
+    chain_backend = get_backend(name, floating.free_flyer_chain(model), **_padded(options, model.n))
+    return floating_class(backend_class(name))(model, chain_backend)
+
+
+def _padded(options: dict, n: int) -> dict:
+    """Per-joint options ((n,) arrays: armature) with zeros for the six base joints; a
+    friction model sized for the n joints, likewise (the base has no joint friction)."""
+    out = dict(options)
+    if out.get("armature") is not None:
+        out["armature"] = np.concatenate([np.zeros(6), np.broadcast_to(np.asarray(out["armature"], float), (n,))])
+    if hasattr(out.get("friction"), "with_leading_free_joints"):
+        out["friction"] = out["friction"].with_leading_free_joints(6)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def floating_class(chain_class) -> type:
+    """The wrapper class for backends of ``chain_class``: same name, kind and (kept)
+    capabilities, so that ``type(backend).can(...)`` answers for the wrapped backend."""
+    capabilities = frozenset(getattr(chain_class, "capabilities", ())) & KEPT_CAPABILITIES
+    return type(f"FloatingBase{getattr(chain_class, '__name__', 'Backend')}", (FloatingBaseBackend,), {
+        "name": getattr(chain_class, "name", "custom"), "kind": getattr(chain_class, "kind", "ours"),
+        "description": getattr(chain_class, "description", ""), "capabilities": capabilities | {"floating_base"}})
+
+
+class FloatingBaseBackend(Backend):
+    """A fixed-base backend (``.chain``, on the free-flyer chain) serving a floating-base
+    model: q (nq,), v, a, τ (nv,) in pinocchio's free-flyer convention (see
+    :mod:`dyn_plugin.floating`)."""
+
+    capabilities = frozenset({"floating_base"})
+
+    def __init__(self, model, chain_backend: Backend):
+        super().__init__(model)
+        self.chain = chain_backend
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.model.name!r}, n={self.model.n}, floating base, chain={self.chain!r})"
+
+    def __getattr__(self, name):
+        if name in SHARED_ATTRIBUTES:
+            return getattr(self.chain, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _chain_state(self, q, v):
+        q = floating.unit_quaternions(q)
+        return q, floating.chain_configuration(q)
+
+    def _batch_inverse_dynamics(self, q, qd, qdd):
+        q, qc = self._chain_state(q, qd)
+        return self.chain.inverse_dynamics(qc, qd, qdd + floating.acceleration_offset(self.model, q, qd))
+
+    def _batch_mass_matrix(self, q):
+        return self.chain.mass_matrix(floating.chain_configuration(floating.unit_quaternions(q)))
+
+    def _batch_gravity_torques(self, q):
+        q, qc = self._chain_state(q, None)
+        zero = np.zeros((len(q), self.model.nv))
+        return self.chain.inverse_dynamics(qc, zero, floating.acceleration_offset(self.model, q, zero, velocity=False))
+
+    def _batch_bias_forces(self, q, qd):
+        q, qc = self._chain_state(q, qd)
+        return self.chain.inverse_dynamics(qc, qd, floating.acceleration_offset(self.model, q, qd))
+
+    def _batch_velocity_terms(self, q, qd):
+        q, qc = self._chain_state(q, qd)
+        return self.chain.inverse_dynamics(qc, qd, floating.acceleration_offset(self.model, q, qd, gravity=False))
+
+    def _batch_forward_dynamics(self, q, qd, tau):
+        q, qc = self._chain_state(q, qd)
+        return self.chain.forward_dynamics(qc, qd, tau) - floating.acceleration_offset(self.model, q, qd)
+
+    def joint_wrenches(self, q, qd, qdd):
+        """Force and moment (N, n + 1, 3) on the base (entry 0: what the free-flyer joint
+        transmits, base frame, at the base origin, as pinocchio's ``data.f[1]``) and on each
+        joint's child link (as the chain backend's ``joint_wrenches``)."""
+        (q, qd, qdd), single = self._checked(q=q, qd=qd, qdd=qdd)
+        q, qc = self._chain_state(q, qd)
+        force, moment = self.chain.joint_wrenches(qc, qd, qdd + floating.acceleration_offset(self.model, q, qd))
+        force, moment = force[:, floating.BASE_V - 1:], moment[:, floating.BASE_V - 1:]
+        return (force[0], moment[0]) if single else (force, moment)
+
+    def velocity_step(self, q, qd, tau, dt: float, **options):
+        """The chain backend's time step of the velocity: v⁺ = chain's v⁺ − dt d(q, v)
+        (d is zero on the joints, so stiction, decided on joint rates, is the same)."""
+        (q, qd, tau), single = self._checked(q=q, qd=qd, tau=tau)
+        q, qc = self._chain_state(q, qd)
+        out = self.chain.velocity_step(qc, qd, tau, dt, **options) - dt * floating.acceleration_offset(self.model, q, qd)
+        return out[0] if single else out
+
+    def _checked(self, **arrays):
+        from ..arrays import state_args
+
+        return state_args(self.model, **arrays)

@@ -1,0 +1,195 @@
+"""Floating bases: the free-flyer configuration space, and the fixed-base chain that
+moves like a floating robot at any one state.
+
+Convention (pinocchio's ``JointModelFreeFlyer``; :attr:`RobotModel.floating_base`):
+q = [p (3), quaternion (x, y, z, w), joints (n)] with p the base origin and the quaternion
+the base orientation R in the world; v = [v (3), ω (3), q̇ (n)] the base's linear
+velocity (of its origin) and angular velocity in the base frame; a = v̇ likewise (the
+time derivative of those base-frame components, a spatial acceleration); τ = [f (3),
+m (3), joint torques (n)], the force and moment on the base at its origin, base frame.
+
+The free-flyer chain
+--------------------
+Take the base frame at one instant and put six joints between it and the world, all at
+zero: three prismatic along its x, y and z axes, then three revolute about them through
+its origin, the base's own inertia on the last one (:func:`free_flyer_chain`).  The
+chain's joint rates give the base exactly the velocity v, so the chain and the floating
+robot have the same M, the same generalized forces τ, and the same motion for the same
+v and τ; only what the chain calls an acceleration differs, by its velocity products and
+by gravity.  With the chain's gravity zero, the chain's q̈ is a + d(q, v) with
+
+    d_lin = ω × v − Rᵀ g     (the base origin's classical acceleration a_lin + ω × v,
+                              and gravity as a fictitious base acceleration, Fu 3.3-46)
+    d_ang = −(ω_y ω_z, −ω_x ω_z, ω_x ω_y)    (minus the chain's own ω̇ term:
+                              revolute x, y, z at zero give ω̇ = q̈ + (ω_y ω_z, −ω_x ω_z, ω_x ω_y))
+
+so ID(q, v, a) = ID_chain(0, q_joints; v; a + d), FD(q, v, τ) = FD_chain(…) − d and
+M(q) = M_chain.  Every fixed-base backend thus serves floating robots through
+:mod:`dyn_plugin.backends.floating_base`: the recursion is not written again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import numpy as np
+
+from .errors import InputError
+from .kinematics import PRISMATIC, REVOLUTE, skew
+from .model import RobotModel
+
+BASE_Q, BASE_V = 7, 6               # entries of the base in q and in v
+CHAIN_NAMES = ("base_x", "base_y", "base_z", "base_rx", "base_ry", "base_rz")
+UNIT_TOLERANCE = 1e-6               # |‖quaternion‖ − 1| normalised silently; more is an error
+
+
+@functools.lru_cache(maxsize=64)
+def free_flyer_chain(model: RobotModel) -> RobotModel:
+    """The fixed-base model with the six chain joints (:data:`CHAIN_NAMES`) before the
+    robot's joints, the base's inertia on the sixth, gravity zero (it enters through
+    :func:`acceleration_offset`).  ``model`` must have a floating base."""
+    if not model.floating_base:
+        raise ValueError(f"model {model.name!r} has a fixed base")
+    n, eye, zero = model.n, np.eye(3), np.zeros(3)
+    parents = np.concatenate([np.arange(-1, 5), np.where(model.parents < 0, 5, model.parents + 6)])
+    chain_link = [np.zeros((3, 3))] * 5 + [model.base_inertia]
+    return dataclasses.replace(
+        model, floating_base=False,
+        joint_names=CHAIN_NAMES + model.joint_names, link_names=CHAIN_NAMES + model.link_names,
+        joint_types=(PRISMATIC,) * 3 + (REVOLUTE,) * 3 + model.joint_types, parents=parents,
+        joint_rotations=np.concatenate([np.tile(eye, (6, 1, 1)), model.joint_rotations]),
+        joint_positions=np.concatenate([np.zeros((6, 3)), model.joint_positions]),
+        axes=np.concatenate([eye, eye, model.axes]),
+        masses=np.concatenate([np.zeros(5), [model.base_mass], model.masses]),
+        coms=np.concatenate([np.zeros((5, 3)), [model.base_com], model.coms]),
+        inertias=np.concatenate([chain_link, model.inertias]).reshape(n + 6, 3, 3),
+        lower=_chain(model.lower, -np.inf), upper=_chain(model.upper, np.inf),
+        velocity_limits=_chain(model.velocity_limits, np.inf), effort_limits=_chain(model.effort_limits, np.inf),
+        damping=_chain(model.damping, 0.0), friction=_chain(model.friction, 0.0),
+        continuous=np.concatenate([[False] * 3 + [True] * 3, model.continuous]),
+        gravity=zero, base_mass=0.0, base_com=zero, base_inertia=np.zeros((3, 3)),
+        source_urdf=None, source_path=None, base_link="world",
+    )
+
+
+def _chain(values: np.ndarray, base_value: float) -> np.ndarray:
+    return np.concatenate([np.full(6, base_value), values])
+
+
+def base_rotations(q: np.ndarray) -> np.ndarray:
+    """R (N, 3, 3), base → world, of configurations q (N, nq) with unit quaternions."""
+    x, y, z, w = np.moveaxis(q[:, 3:7], 1, 0)
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], axis=-1),
+        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], axis=-1),
+        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], axis=-1),
+    ], axis=1)
+
+
+def unit_quaternions(q: np.ndarray) -> np.ndarray:
+    """q (N, nq) with each base quaternion normalised; an InputError for one whose norm is
+    not 1 within :data:`UNIT_TOLERANCE` (a rotation is not defined by it)."""
+    norms = np.linalg.norm(q[:, 3:7], axis=1)
+    bad = np.abs(norms - 1.0) > UNIT_TOLERANCE
+    if np.any(bad):
+        k = int(np.argmax(bad))
+        raise InputError(f"q's base orientation q[3:7] must be a unit quaternion (x, y, z, w); state {k} has norm "
+                         f"{norms[k]:.6g}")
+    q = q.copy()
+    q[:, 3:7] /= norms[:, None]
+    return q
+
+
+def chain_configuration(q: np.ndarray) -> np.ndarray:
+    """The chain's joint positions (N, n + 6): zero for the six base joints, then the
+    robot's joints (q[:, 7:])."""
+    return np.concatenate([np.zeros((len(q), BASE_V)), q[:, BASE_Q:]], axis=1)
+
+
+def acceleration_offset(model: RobotModel, q: np.ndarray, v: np.ndarray, gravity: bool = True,
+                        velocity: bool = True) -> np.ndarray:
+    """d (N, n + 6) of the module docstring: the chain's q̈ is a + d.  ``gravity`` and
+    ``velocity`` select its two parts (for g(q) alone, or C(q, v) v alone)."""
+    d = np.zeros_like(v)
+    if velocity:
+        w = v[:, 3:6]
+        d[:, 0:3] = np.cross(w, v[:, 0:3])
+        d[:, 3:6] = np.stack([-w[:, 1] * w[:, 2], w[:, 0] * w[:, 2], -w[:, 0] * w[:, 1]], axis=1)
+    if gravity:
+        d[:, 0:3] -= np.einsum("nji,j->ni", base_rotations(q), model.gravity)
+    return d
+
+
+# -- the configuration space -----------------------------------------------------------------
+
+def neutral(model: RobotModel) -> np.ndarray:
+    """The zero configuration (nq,): base at the origin, identity orientation, joints at 0."""
+    q = np.zeros(model.nq)
+    if model.floating_base:
+        q[6] = 1.0
+    return q
+
+
+def integrate(model: RobotModel, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """q ⊕ v (N, nq): the configuration reached from q (N, nq) by moving with the constant
+    velocity v (N, nv) for unit time (v dt for a step dt): joints q + q̇; the base by the
+    SE(3) exponential of its body twist (pinocchio's ``integrate``), its quaternion
+    renormalised.  A fixed-base model gives q + v."""
+    if not model.floating_base:
+        return q + v
+    out = q.copy()
+    out[:, BASE_Q:] += v[:, BASE_V:]
+    R = base_rotations(q)
+    rotation, translation = _exp_se3(v[:, 0:3], v[:, 3:6])
+    out[:, 0:3] += np.einsum("nij,nj->ni", R, translation)
+    out[:, 3:7] = _quaternion_product(q[:, 3:7], rotation)
+    out[:, 3:7] /= np.linalg.norm(out[:, 3:7], axis=1, keepdims=True)
+    return out
+
+
+def _exp_se3(linear: np.ndarray, angular: np.ndarray) -> tuple:
+    """exp of the body twists (linear (N, 3), angular φ (N, 3)): the rotation as a
+    quaternion (N, 4) (x, y, z, w) and the translation V(φ) linear, with
+    V = 1 + (1 − cos θ)/θ² [φ]× + (θ − sin θ)/θ³ [φ]×² (θ = |φ|; series below 1e-4)."""
+    theta = np.linalg.norm(angular, axis=1)
+    small = theta < 1e-4
+    t = np.where(small, 1.0, theta)
+    half_sinc = np.where(small, 0.5 - theta ** 2 / 48, np.sin(t / 2) / t)          # sin(θ/2)/θ
+    a = np.where(small, 0.5 - theta ** 2 / 24, (1 - np.cos(t)) / t ** 2)
+    b = np.where(small, 1 / 6 - theta ** 2 / 120, (t - np.sin(t)) / t ** 3)
+    quaternion = np.concatenate([half_sinc[:, None] * angular, np.cos(theta / 2)[:, None]], axis=1)
+    S = skew(angular)
+    translation = linear + a[:, None] * np.einsum("nij,nj->ni", S, linear) \
+        + b[:, None] * np.einsum("nij,njk,nk->ni", S, S, linear)
+    return quaternion, translation
+
+
+def _quaternion_product(p: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """p ⊗ r for quaternions (N, 4) stored (x, y, z, w)."""
+    pv, pw, rv, rw = p[:, :3], p[:, 3:], r[:, :3], r[:, 3:]
+    return np.concatenate([pw * rv + rw * pv + np.cross(pv, rv), pw * rw - np.sum(pv * rv, axis=1, keepdims=True)],
+                          axis=1)
+
+
+def random_base_states(rng: np.random.Generator, count: int, speed: float, acceleration: float) -> tuple:
+    """Base parts of ``count`` random states: q (count, 7) with the position uniform in a
+    1 m cube about the origin and a uniformly random unit quaternion; v and a (count, 6)
+    uniform in ±speed and ±acceleration (m/s, rad/s; m/s², rad/s²)."""
+    quaternion = rng.normal(size=(count, 4))
+    quaternion /= np.linalg.norm(quaternion, axis=1, keepdims=True)
+    q = np.concatenate([rng.uniform(-1.0, 1.0, (count, 3)), quaternion], axis=1)
+    return q, rng.uniform(-speed, speed, (count, 6)), rng.uniform(-acceleration, acceleration, (count, 6))
+
+
+def momentum(backend, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """The robot's linear and angular momentum (N, 6) in the world frame, the angular part
+    about the world origin (kg m/s, kg m²/s): the base rows of M v are the momentum in the
+    base frame about the base origin; rotate them into the world and move the moment."""
+    if not backend.model.floating_base:
+        raise ValueError("momentum is defined here for floating-base models")
+    h = np.einsum("nij,nj->ni", backend.mass_matrix(q)[:, :BASE_V, :], v)
+    R = base_rotations(q)
+    linear = np.einsum("nij,nj->ni", R, h[:, 0:3])
+    angular = np.einsum("nij,nj->ni", R, h[:, 3:6]) + np.cross(q[:, 0:3], linear)
+    return np.concatenate([linear, angular], axis=1)

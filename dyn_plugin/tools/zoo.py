@@ -1,0 +1,471 @@
+"""``dyn-plugin validate --suite zoo``: every URDF file of example-robot-data and
+pybullet_data, each validated, or refused with a reason pinocchio shares.
+
+A zoo suite (``validation/suites/zoo.toml``) says ``robots = "zoo"``; :func:`robots`
+expands that into the discovered files.  Each file gets one line of result
+(:class:`Result`):
+
+* ``pass``: each backend agrees with each reference (pinocchio, pybullet) at ``rtol`` over
+  ``samples`` random states, through :func:`dyn_plugin.tools.validation.run`; a model that
+  pybullet would change (``RobotModel.pybullet_alterations``) or cannot load is compared
+  with pinocchio only, and the line says so;
+* ``refused: <reason>``: our loader's or model's error; pinocchio then gives its verdict
+  on the same file (:func:`pinocchio_verdict`);
+* ``no moving joints``: an object, a plane;
+* ``FAIL <quantity> <error>``: the worst comparison above ``rtol``.
+
+The zoo passes (exit code 0) when every file passes, has no moving joint, or is refused
+for a reason pinocchio shares (it refuses the file too, or its M is NaN or not positive
+definite).  ``validation/zoo.md`` and ``validation/zoo.json`` hold the last full run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import json
+import os
+import sys
+import tempfile
+import time
+import warnings
+from importlib import metadata
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+
+from ..backends.registry import get_backend
+from ..datafile import read_toml
+from ..errors import DynPluginError, InputError, PhysicalValidityWarning, URDFWarning
+from ..robots import load_robot
+from . import validation
+from .output import one_line
+
+__all__ = ["FLOATING_BASE", "PYBULLET_FLOATING", "STATUSES", "ZOO", "Entry", "Result", "ZooReport", "command",
+           "discover", "is_zoo", "markdown", "pinocchio_verdict", "robots", "run", "validate_entry"]
+
+ZOO = "zoo"  # the value of ``robots`` in a zoo suite
+STATUSES = ("pass", "refused", "no moving joints", "FAIL", "ERROR")
+
+# Floating-base robots are validated with a free base once this is True (it needs
+# ``load_robot(path, floating_base=True)`` and a validation that loads the model so);
+# until then they are validated fixed-base and their line says "(fixed-base; floating pending)".
+FLOATING_BASE = False
+
+ERD = "example-robot-data"
+# example-robot-data's robots loaded with a free flyer (example-robot-data-loaders 5.0.0,
+# example_robot_data/robots_loader.py: the classes with ``free_flyer = True``), by folder;
+# used when that module does not import.  Files no loader names take their folder's verdict.
+ERD_FLOATING_FOLDERS = frozenset({
+    "a1_description", "alexander_description", "anymal_b_simple_description", "anymal_c_simple_description",
+    "b1_description", "bluevolta_description", "bolt_description", "borinot_description", "cassie_description",
+    "centauro_description", "falcon_description", "g1_description", "go1_description", "go2_description",
+    "hector_description", "hextilt_description", "human_description", "hyq_description", "icub_description",
+    "iris_description", "laikago_description", "pr2_description", "quadruped_description", "romeo_description",
+    "simple_humanoid_description", "so_arm_description", "solo_description", "talos_data"})
+ERD_FIXED_FILES = frozenset({"talos_data/robots/talos_left_arm.urdf"})  # TalosArmLoader: free_flyer = False
+# pybullet_data's free-moving robots (pybullet's examples load them without useFixedBase):
+# files, or folders ending in "/".
+PYBULLET_FLOATING = ("a1/", "aliengo/", "bicycle/", "humanoid/", "husky/", "laikago/", "mini_cheetah/", "quadruped/",
+                     "racecar/", "r2d2.urdf", "kuka_iiwa/model_free_base.urdf")
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """One URDF file of the zoo."""
+
+    path: str        # absolute path of the file
+    label: str       # package/robot/file, e.g. example-robot-data/ur_description/ur5_robot.urdf
+    floating: bool   # a free-flying robot (a legged robot, a humanoid, a drone, a vehicle)
+
+
+@functools.lru_cache(maxsize=1)
+def discover() -> tuple:
+    """``(entries, notes)``: every URDF file of example-robot-data (when installed) and of
+    pybullet_data, de-duplicated by path, sorted by label; ``notes`` says what is missing."""
+    import pybullet_data
+
+    entries, notes = [], []
+    erd = _example_robot_data_files()
+    if erd is None:
+        notes.append(f"{ERD} is not installed (pip install 'dyn_plugin[zoo]'): the zoo runs on pybullet_data alone")
+    else:
+        floating = _erd_loader_floating()
+        for path, rel in erd:
+            parts = rel.split("/")
+            short = parts[:1] + parts[2:] if len(parts) > 2 and parts[1] in ("urdf", "robots") else parts
+            free = floating.get(rel, parts[0] in ERD_FLOATING_FOLDERS and rel not in ERD_FIXED_FILES)
+            entries.append(Entry(str(path), "/".join([ERD, *short]), free))
+    root = Path(pybullet_data.getDataPath()).resolve()
+    for path in sorted(root.rglob("*.urdf")):
+        rel = path.relative_to(root).as_posix()
+        entries.append(Entry(str(path.resolve()), f"pybullet_data/{rel}",
+                             any(rel == f or (f.endswith("/") and rel.startswith(f)) for f in PYBULLET_FLOATING)))
+    unique = {e.path: e for e in reversed(entries)}  # the first label of a path wins
+    return sorted(unique.values(), key=lambda e: e.label), notes
+
+
+def _example_robot_data_files() -> Optional[list]:
+    """``[(absolute path, path under robots/)]`` of the installed example-robot-data's URDF
+    files (its distribution's file list: share/example-robot-data/robots/...), or None."""
+    try:
+        dist = metadata.distribution(ERD)
+    except metadata.PackageNotFoundError:
+        return None
+    files = []
+    for file in dist.files or ():
+        parts = file.parts
+        at = [i for i in range(1, len(parts)) if parts[i - 1:i + 1] == (ERD, "robots")]
+        path = Path(dist.locate_file(file))
+        if file.suffix.lower() == ".urdf" and at and path.is_file():
+            files.append((path.resolve(), "/".join(parts[at[0] + 1:])))
+    return sorted(files)
+
+
+def _erd_loader_floating() -> dict:
+    """{path under robots/: free_flyer} from example_robot_data.robots_loader, when it imports
+    (it comes with example-robot-data < 5, and example-robot-data-loaders since); else {}."""
+    try:
+        from example_robot_data import robots_loader
+    except Exception:  # not installed, or broken: the folder table above decides
+        return {}
+    return {f"{c.path}/{c.urdf_subpath}/{c.urdf_filename}": bool(c.free_flyer)
+            for c in robots_loader.ROBOTS.values() if getattr(c, "urdf_filename", "")}
+
+
+def robots() -> list:
+    """The zoo's files (absolute paths): what ``robots = "zoo"`` in a suite stands for."""
+    return [entry.path for entry in discover()[0]]
+
+
+def is_zoo(name_or_path: str) -> bool:
+    """Whether the suite ``name_or_path`` (as ``validation.load_suite`` finds it) is a zoo
+    suite (``robots = "zoo"``); a suite that cannot be read is not (load_suite says why)."""
+    path = Path(name_or_path)
+    if not path.is_file():
+        path = validation.suite_dir() / f"{name_or_path}.toml"
+    try:
+        return path.is_file() and read_toml(path, DynPluginError, "suite file").get("robots") == ZOO
+    except (DynPluginError, OSError):
+        return False
+
+
+@dataclasses.dataclass
+class Result:
+    """The outcome of one file."""
+
+    label: str
+    path: str
+    floating: bool
+    status: str                       # "pass", "refused", "no moving joints", "FAIL" or "ERROR"
+    detail: str = ""                  # the refusal's reason, the failing comparison, or a note on a pass
+    dof: Optional[int] = None         # moving joints (None when the loader refuses the file)
+    pinocchio: str = ""               # pinocchio's verdict on a refused file
+    shared: Optional[bool] = None     # whether pinocchio shares the refusal
+    max_error: Optional[float] = None  # largest |ours − ref| / max(1, |ref|) over every comparison
+    warnings: list = dataclasses.field(default_factory=list)  # URDFWarning / PhysicalValidityWarning, short
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("pass", "no moving joints") or (self.status == "refused" and bool(self.shared))
+
+    @property
+    def line(self) -> str:
+        """The one-line result, e.g. ``pass``, ``refused: <reason>``, ``FAIL M 2.6e-09 (...)``."""
+        text = f"refused: {self.detail}" if self.status == "refused" else " ".join(
+            part for part in (self.status, self.detail) if part)
+        return text + (" (fixed-base; floating pending)" if self.floating and not FLOATING_BASE else "")
+
+
+@dataclasses.dataclass
+class ZooReport:
+    suite: validation.Suite
+    results: list
+    notes: list
+    seconds: float
+
+    @property
+    def passed(self) -> bool:
+        return all(r.ok for r in self.results)
+
+    def counts(self) -> dict:
+        out = {s: sum(r.status == s for r in self.results) for s in STATUSES}
+        out["refused, pinocchio shares"] = sum(r.status == "refused" and bool(r.shared) for r in self.results)
+        return out
+
+    def summary(self) -> str:
+        """``N files: a pass, b refused (c shared by pinocchio), ...``"""
+        c = self.counts()
+        return (f"{len(self.results)} files: {c['pass']} pass, {c['refused']} refused "
+                f"({c['refused, pinocchio shares']} shared by pinocchio), {c['no moving joints']} without moving "
+                f"joints, {c['FAIL']} FAIL" + (f", {c['ERROR']} ERROR" if c["ERROR"] else ""))
+
+    def as_dict(self) -> dict:
+        from .._version import __version__
+        from .machine import installed_versions
+
+        suite = {**dataclasses.asdict(self.suite), "robots": ZOO}
+        return {"dyn_plugin_version": __version__, "versions": installed_versions((ERD, "pybullet", "pin")),
+                "suite": suite, "notes": self.notes, "passed": self.passed, "seconds": round(self.seconds, 1),
+                "files": len(self.results), "counts": self.counts(),
+                "results": [{**dataclasses.asdict(r), "line": r.line, "seconds": round(r.seconds, 2)}
+                            for r in self.results]}
+
+
+def run(entries: list, suite: validation.Suite, progress: Optional[Callable[[int, Result], None]] = None,
+        notes: tuple = ()) -> ZooReport:
+    """Validate each entry with ``suite``'s backends, references, quantities and settings
+    (its ``robots`` are ignored); ``progress(i, result)`` after each file."""
+    start, results = time.perf_counter(), []
+    for i, entry in enumerate(entries):
+        results.append(validate_entry(entry, suite))
+        if progress:
+            progress(i, results[-1])
+    return ZooReport(suite, results, list(notes), time.perf_counter() - start)
+
+
+def _floating(entry: Entry) -> bool:
+    return FLOATING_BASE and entry.floating
+
+
+def validate_entry(entry: Entry, suite: validation.Suite) -> Result:
+    """The result of one file; a DynPluginError (ours, or pybullet's BackendError) is a
+    refusal, any other exception an ``ERROR`` (a bug), so that no file stops the run."""
+    start = time.perf_counter()
+    result = Result(entry.label, entry.path, entry.floating, "refused")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            model = load_robot(entry.path, floating_base=True) if _floating(entry) else load_robot(entry.path)
+            result.dof = model.n + (6 if _floating(entry) else 0)
+            if result.dof == 0:
+                result.status = "no moving joints"
+            else:
+                references, result.detail = _references(model, suite.references)
+                report = validation.run(dataclasses.replace(suite, robots=[entry.path], references=references))
+                _judge(result, report)
+        except DynPluginError as error:
+            result.status, result.detail = "refused", _short(str(error), entry.path)
+        except Exception as error:  # a bug (ours or a reference's): recorded, and the run goes on
+            result.status, result.detail = "ERROR", _short(f"{type(error).__name__}: {error}", entry.path)
+    result.warnings = list(dict.fromkeys(_short(str(w.message), entry.path) for w in caught
+                                         if issubclass(w.category, (URDFWarning, PhysicalValidityWarning))))
+    if result.status == "refused":
+        result.shared, result.pinocchio = pinocchio_verdict(entry.path, _floating(entry), suite.samples, suite.seed)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _references(model, references: list) -> tuple:
+    """``(references, note)``: pybullet is left out, when another reference remains, for a
+    model pybullet would change (a link without <inertial>, an inertia breaking the
+    triangle inequality) or cannot load."""
+    if "pybullet" not in references or len(references) == 1:
+        return list(references), ""
+    changes = model.pybullet_alterations()
+    if changes:
+        why = f"pybullet changes the model: {changes[0]}" + (f" (+{len(changes) - 1} more)" if len(changes) > 1 else "")
+    else:
+        try:
+            get_backend("pybullet", model)
+            return list(references), ""
+        except DynPluginError as error:
+            why = one_line(str(error))
+    others = [r for r in references if r != "pybullet"]
+    return others, f"({', '.join(others)} only; {why})"
+
+
+def _judge(result: Result, report) -> None:
+    """``pass`` or ``FAIL <quantity> <error> (<backend> vs <reference>; ...)`` from a
+    validation report, keeping the note on the references in ``result.detail``."""
+    result.max_error = max(c.max_rel for c in report.comparisons)
+    notes = [result.detail] if result.detail else []
+    failures = report.failures()
+    if failures:
+        worst = max(failures, key=lambda c: c.max_rel / c.rtol)
+        others = [c.max_rel for c in report.comparisons if c.reference != worst.reference]
+        result.status = "FAIL"
+        notes.insert(0, f"{worst.quantity} {worst.max_rel:.1e} ({worst.backend} vs {worst.reference}"
+                        + (f"; {max(others):.1e} against the other references)" if others else ")"))
+    else:
+        result.status = "pass"
+        floors = [c.floor for c in report.comparisons if getattr(c, "within_floor", False)]
+        if floors:  # validation.Comparison: above rtol against pybullet, within pybullet's own error vs pinocchio
+            notes.append(f"(against pybullet within pybullet's own disagreement with pinocchio, {max(floors):.1e})")
+    result.detail = " ".join(notes)
+
+
+def _short(message: str, path: str) -> str:
+    """A message on one line, the file named by its name only, at most 300 characters."""
+    text = one_line(message.replace(path, Path(path).name))
+    return text if len(text) <= 300 else text[:299] + "…"
+
+
+@contextlib.contextmanager
+def _c_stderr():
+    """The lines C code writes to file descriptor 2 inside the block (urdfdom's parse
+    errors), in the list yielded, filled when the block ends."""
+    lines = []
+    sys.stderr.flush()
+    with tempfile.TemporaryFile() as capture:
+        saved = os.dup(2)
+        os.dup2(capture.fileno(), 2)
+        try:
+            yield lines
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            capture.seek(0)
+            lines += capture.read().decode(errors="replace").splitlines()
+
+
+def pinocchio_verdict(path: str, floating: bool = False, samples: int = 20, seed: int = 0) -> tuple:
+    """``(shares, verdict)``: pinocchio's verdict on a file we refuse, one line.
+
+    pinocchio shares the refusal when ``buildModelFromUrdf`` refuses the file (urdfdom's
+    first error line is the reason), or when ``computeAllTerms`` at ``samples`` random
+    configurations (within the joint limits, clipped to ±π) gives a non-finite M, bias or
+    g, or an M that is not positive definite (λ_min ≤ nv·ε·λ_max: numerically singular).
+    """
+    import pinocchio as pin
+
+    with _c_stderr() as printed:
+        try:
+            model = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if floating else \
+                pin.buildModelFromUrdf(str(path))
+        except Exception as error:  # urdfdom's ValueError ("does not contain a valid URDF model"), RuntimeError
+            model = error
+    if isinstance(model, Exception):
+        errors = [line.split(":", 1)[1].strip() for line in printed if line.startswith("Error:")]
+        return True, f"pinocchio also refuses: {_short(errors[0] if errors else str(model), str(path))}"
+    if model.nv == 0:
+        return False, "pinocchio loads it: no degree of freedom"
+    pin.seed(seed)
+    data, rng = model.createData(), np.random.default_rng(seed)
+    lower = np.clip(model.lowerPositionLimit, -np.pi, np.pi)
+    upper = np.maximum(np.clip(model.upperPositionLimit, -np.pi, np.pi), lower)
+    worst = np.inf
+    for _ in range(samples):
+        pin.computeAllTerms(model, data, pin.randomConfiguration(model, lower, upper), rng.standard_normal(model.nv))
+        M = np.triu(data.M) + np.triu(data.M, 1).T
+        if not (np.all(np.isfinite(M)) and np.all(np.isfinite(data.nle)) and np.all(np.isfinite(data.g))):
+            return True, "pinocchio loads it, but its M, bias or g is not finite at a random state"
+        eigenvalues = np.linalg.eigvalsh(M)
+        worst = min(worst, eigenvalues[0] / eigenvalues[-1])
+    if worst <= model.nv * np.finfo(float).eps:
+        return True, f"pinocchio loads it, but its M is not positive definite (λ_min/λ_max = {worst:.1e})"
+    return False, f"pinocchio loads it: M positive definite at {samples} random states (λ_min/λ_max ≥ {worst:.1e})"
+
+
+def markdown(report: ZooReport) -> str:
+    """The zoo as Markdown: settings, counts, one row per file with moving joints or
+    refused, then the files without moving joints by folder, then the loader's warnings."""
+    from .._version import __version__
+    from .machine import installed_versions
+
+    suite, counts = report.suite, report.counts()
+    versions = ", ".join(f"{d} {v}" for d, v in installed_versions((ERD, "pybullet", "pin")).items() if v)
+    lines = [f"# dyn-plugin validate --suite {suite.name}", "",
+             f"dyn_plugin {__version__}, {versions}.  {', '.join(suite.backends)} against "
+             f"{', '.join(suite.references)} on {', '.join(suite.quantities)}; {suite.samples} random states per "
+             f"robot (seed {suite.seed}); pass at max |ours − ref| / max(1, |ref|) ≤ {suite.rtol:g}.  A refused "
+             "file is given to pinocchio (buildModelFromUrdf, then computeAllTerms at random states).", ""]
+    lines += [f"{note}." for note in report.notes] + ([""] if report.notes else [])
+    lines += [f"**{report.summary()}, in {report.seconds:.0f} s.  Verdict: "
+              + ("every file passes or is refused for a reason pinocchio shares**" if report.passed else
+                 f"{sum(not r.ok for r in report.results)} files do not**"), "",
+              "| robot | DOF | result | pinocchio | largest error |", "|---|---:|---|---|---:|"]
+    for r in report.results:
+        if r.status != "no moving joints":
+            error = "–" if r.max_error is None else f"{r.max_error:.1e}"
+            lines.append(f"| {_cell(r.label)} | {'–' if r.dof is None else r.dof} | {_cell(r.line)} | "
+                         f"{_cell(r.pinocchio) or '–'} | {error} |")
+    still = {}
+    for r in report.results:
+        if r.status == "no moving joints":
+            folder, _, name = r.label.rpartition("/")
+            still.setdefault(folder, []).append(name)
+    if still:
+        lines += ["", f"## Without moving joints ({counts['no moving joints']} files)", ""]
+        lines += [f"- {folder}/: " + (", ".join(names) if len(names) <= 12 else f"{len(names)} files")
+                  for folder, names in still.items()]
+    warned = [r for r in report.results if r.warnings]
+    if warned:
+        lines += ["", "## Loader warnings", ""]
+        lines += [f"- {_cell(r.label)}: {_cell(r.warnings[0])}" + (f" (+{len(r.warnings) - 1} more)"
+                                                                   if len(r.warnings) > 1 else "") for r in warned]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+# -- the command: dyn-plugin validate --suite zoo
+
+def command(args, console) -> int:
+    """``dyn-plugin validate --suite zoo``: one line per file on stderr, a summary on
+    ``console``; writes --report / --json (default: validation/zoo.md and zoo.json when the
+    current directory has a validation/ folder).  0 when the zoo passes, else 1."""
+    from ..backends.registry import list_backends
+    from .cli.common import EXIT_FAILED, EXIT_OK
+    from .output import write_or_print
+
+    for option in ("dask", "plots", "dt"):
+        if getattr(args, option, None) is not None:
+            raise InputError(f"--{option} does not apply to a zoo suite (each file runs serially, no stepping)")
+    suite = validation.load_suite(args.suite)  # robots = "zoo" expands to every file (validation._selected)
+    for key in ("backends", "references", "quantities", "samples", "seed", "rtol"):
+        value = getattr(args, {"backends": "backend", "references": "against", "quantities": "quantity"}.get(key, key))
+        if value is not None:
+            setattr(suite, key, value)
+    suite.check()
+    unknown = [name for name in suite.backends + suite.references if name not in list_backends()]
+    if unknown:
+        raise InputError(f"unknown backends {unknown}; available: {', '.join(list_backends())}")
+    entries, notes = discover()
+    if args.robot:  # a sample of the zoo, or other files (fixed-base)
+        missing = [p for p in args.robot if not Path(p).is_file()]
+        if missing:
+            raise InputError(f"--robot of a zoo suite takes URDF files; not a file: {', '.join(missing)}")
+        known = {e.path: e for e in entries}
+        entries = [known.get(str(Path(p).resolve()), Entry(str(Path(p).resolve()), p, False)) for p in args.robot]
+    for note in notes:
+        print(f"zoo: {note}", file=sys.stderr)
+    report = run(entries, suite, _progress(len(entries)), notes)
+    folder = Path("validation")
+    json_path = args.json or (folder / "zoo.json" if folder.is_dir() and not args.robot else None)
+    report_path = args.report or (folder / "zoo.md" if folder.is_dir() and not args.robot else None)
+    if json_path:
+        write_or_print(json_path, json.dumps(report.as_dict(), indent=1, ensure_ascii=False))
+    if report_path:
+        Path(report_path).write_text(markdown(report), encoding="utf-8")
+    if args.json != "-":
+        _summary(console, report, [p for p in (json_path, report_path) if p])
+    return EXIT_OK if report.passed else EXIT_FAILED
+
+
+def _progress(total: int):
+    def report(i: int, result: Result) -> None:
+        verdict = f" — {result.pinocchio}" if result.pinocchio else ""
+        print(f"zoo: [{i + 1}/{total}] {result.label}: {'' if result.dof is None else f'{result.dof} DOF, '}"
+              f"{result.line}{verdict} ({result.seconds:.1f} s)", file=sys.stderr, flush=True)
+    return report
+
+
+def _summary(console, report: ZooReport, written: list) -> None:
+    from rich.text import Text
+
+    console.print(Text(f"{report.summary()}, in {report.seconds:.0f} s"))
+    for r in report.results:
+        if not r.ok:
+            console.print(Text.assemble(("NOT OK", "bold red"), f" {r.label}: {r.line}" +
+                                        (f" — {r.pinocchio}" if r.pinocchio else "")))
+    for path in written:
+        console.print(Text(f"wrote {path}"))
+    console.print(Text("zoo passed", style="green") if report.passed else
+                  Text(f"{sum(not r.ok for r in report.results)} files neither pass nor are refused for a reason "
+                       "pinocchio shares", style="bold red"))
