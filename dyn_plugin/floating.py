@@ -148,6 +148,25 @@ def integrate(model: RobotModel, q: np.ndarray, v: np.ndarray) -> np.ndarray:
     return out
 
 
+def chart_rate(model: RobotModel, xi: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """ξ̇ (N, nv) for the configuration q₀ ⊕ ξ moving with the velocity v (N, nv): the
+    joints' rate is q̇; the base's, through the inverse of the SE(3) exponential's
+    differential, dexp⁻¹ = 1 + ½ ad_ξ + ad_ξ²/12 (+ terms of order |ξ|⁴ |v| that an RK4
+    step, with |ξ| of order dt, does not see; Iserles et al., Acta Numerica 2000, §2.3),
+    with ad_ξ v = (φ × u + ρ × ω, φ × ω) for ξ = (ρ, φ), v = (u, ω)."""
+    rate = v.copy()
+    if model.floating_base:
+        once = _ad(xi[:, :BASE_V], v[:, :BASE_V])
+        rate[:, :BASE_V] += 0.5 * once + _ad(xi[:, :BASE_V], once) / 12.0
+    return rate
+
+
+def _ad(xi: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """The Lie bracket [ξ, v] of twists (N, 6) ordered (linear, angular)."""
+    rho, phi, u, w = xi[:, :3], xi[:, 3:], v[:, :3], v[:, 3:]
+    return np.concatenate([np.cross(phi, u) + np.cross(rho, w), np.cross(phi, w)], axis=1)
+
+
 def _exp_se3(linear: np.ndarray, angular: np.ndarray) -> tuple:
     """exp of the body twists (linear (N, 3), angular φ (N, 3)): the rotation as a
     quaternion (N, 4) (x, y, z, w) and the translation V(φ) linear, with

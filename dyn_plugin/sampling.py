@@ -36,24 +36,33 @@ def position_bounds(model: RobotModel):
 def random_states(model: RobotModel, count: int, seed=0, speed: float = 2.0,
                   acceleration: float = 5.0, torque: float = 10.0) -> States:
     """``count`` states with q uniform within the joint limits, q̇ uniform in ±speed,
-    q̈ uniform in ±acceleration and τ uniform in ±torque (SI units)."""
+    q̈ uniform in ±acceleration and τ uniform in ±torque (SI units).  A floating base
+    gets :func:`dyn_plugin.floating.random_base_states` before the joints (q (count, nq),
+    the others (count, nv))."""
     rng = np.random.default_rng(seed)
     q, qd, qdd = uniform_states(model, count, rng, speed, acceleration)
-    return States(q=q, qd=qd, qdd=qdd, tau=rng.uniform(-torque, torque, (count, model.n)))
+    return States(q=q, qd=qd, qdd=qdd, tau=rng.uniform(-torque, torque, (count, model.nv)))
 
 
 def uniform_states(model: RobotModel, count: int, rng: np.random.Generator, speed: float = 2.0,
                    acceleration: float = 5.0) -> tuple:
     """``count`` independent states drawn from ``rng``: q uniform within
     :func:`position_bounds` (rad or m), q̇ uniform in ±speed (rad/s or m/s), q̈ uniform in
-    ±acceleration (rad/s² or m/s²).  Returns q, q̇, q̈, each (count, n).
+    ±acceleration (rad/s² or m/s²).  Returns q, q̇, q̈, each (count, n) — (count, nq),
+    (count, nv) with a floating base, whose part is drawn after the joints'.
 
     The draws come in the order of :func:`random_states` (q, then q̇, then q̈).
     """
     lower, upper = position_bounds(model)
     shape = (count, model.n)
-    return (rng.uniform(lower, upper, shape), rng.uniform(-speed, speed, shape),
-            rng.uniform(-acceleration, acceleration, shape))
+    joints = (rng.uniform(lower, upper, shape), rng.uniform(-speed, speed, shape),
+              rng.uniform(-acceleration, acceleration, shape))
+    if not model.floating_base:
+        return joints
+    from .floating import random_base_states
+
+    base = random_base_states(rng, count, speed, acceleration)
+    return tuple(np.concatenate([b, j], axis=1) for b, j in zip(base, joints))
 
 
 TRAJECTORY_SAMPLES = 100   # samples per rest-to-rest trajectory in trajectory_states

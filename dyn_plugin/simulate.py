@@ -7,6 +7,12 @@ Integrators
 ``rk4``                  classic fourth-order Runge-Kutta on (q, q̇); a callable torque is
                          evaluated at every stage, an array torque is held over the step.
 
+A floating base moves on its manifold: q ⊕ dt v (:func:`dyn_plugin.floating.integrate`,
+the SE(3) exponential, quaternion renormalised) in place of q + dt q̇; RK4 runs in the
+exponential chart about the step's start (Munthe-Kaas: the chart coordinates ξ have the
+rate ξ̇ = v + ½[ξ, v] + [ξ, [ξ, v]]/12, :func:`dyn_plugin.floating.chart_rate`), so it
+keeps its fourth order.
+
 Friction backends with sharp dry friction (see
 :mod:`dyn_plugin.backends.friction_backend`) are stepped with a velocity-level friction
 impulse (``backend.velocity_step``): stick-slip without chattering, as pybullet's
@@ -33,6 +39,7 @@ import numpy as np
 
 from .arrays import as_batch
 from .errors import DynPluginError, InputError, SimulationError
+from .floating import base_rotations, chain_configuration, chart_rate, free_flyer_chain, integrate
 from .kinematics import forward_kinematics
 
 INTEGRATORS = ("semi_implicit_euler", "rk4")
@@ -54,7 +61,8 @@ class LimitEvent:
 class Trajectory:
     """A simulated trajectory of T samples (T = steps + 1), SI units.
 
-    t (T,) s;  q, qd, qdd, tau (T, n);  kinetic, potential (T,) J;  limit_events.
+    t (T,) s;  q (T, nq);  qd, qdd, tau (T, nv) (both n on a fixed base);  kinetic,
+    potential (T,) J;  limit_events.
     ``tau[k]`` is the torque applied from ``t[k]`` (for RK4 with a callable torque, its
     value at the start of the step) and ``qdd[k]`` the acceleration it gives at ``t[k]``.
     """
@@ -82,15 +90,19 @@ class Trajectory:
 
 
 def potential_energy(model, q: np.ndarray, gravity=None) -> np.ndarray:
-    """Gravitational potential energy (N,) J of batch ``q`` (N, n): −Σ m_i g·p_ci."""
+    """Gravitational potential energy (N,) J of batch ``q`` (N, nq): −Σ m_i g·p_ci (the
+    base link included when it floats, its pose from q)."""
     g = model.gravity if gravity is None else np.asarray(gravity, dtype=float)
-    T = forward_kinematics(model, q)
-    com_world = np.einsum("nkij,kj->nki", T[..., :3, :3], model.coms) + T[..., :3, 3]
-    return -np.einsum("k,nki,i->n", model.masses, com_world, g)
+    bodies, joints = (free_flyer_chain(model), chain_configuration(q)) if model.floating_base else (model, q)
+    T = forward_kinematics(bodies, joints)
+    com = np.einsum("nkij,kj->nki", T[..., :3, :3], bodies.coms) + T[..., :3, 3]
+    if model.floating_base:                       # base frame → world
+        com = np.einsum("nij,nkj->nki", base_rotations(q), com) + q[:, None, 0:3]
+    return -np.einsum("k,nki,i->n", bodies.masses, com, g)
 
 
 def kinetic_energy(backend, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-    """½ q̇ᵀ M(q) q̇ (N,) J."""
+    """½ vᵀ M(q) v (N,) J."""
     return 0.5 * np.einsum("ni,nij,nj->n", qd, backend.mass_matrix(q), qd)
 
 
@@ -118,8 +130,8 @@ def simulate(backend, q0, qd0, torque: Union[Callable, np.ndarray], duration: fl
     Parameters
     ----------
     backend : a :class:`~dyn_plugin.Backend`
-    q0, qd0 : (n,) initial positions and velocities
-    torque : callable ``(t, q, qd) -> (n,)``, or an array (n,) held constant, or (steps, n)
+    q0, qd0 : (nq,), (nv,) initial positions and velocities (n, n on a fixed base)
+    torque : callable ``(t, q, qd) -> (nv,)``, or an array (nv,) held constant, or (steps, nv)
     duration, dt : s, with 0 < dt ≤ duration (InputError otherwise); ``steps = round(duration / dt)``
     integrator : ``"semi_implicit_euler"`` (pybullet's) or ``"rk4"``
     on_limit : ``"warn"`` (default), ``"raise"`` or ``"ignore"`` when a joint leaves its limits
@@ -129,16 +141,18 @@ def simulate(backend, q0, qd0, torque: Union[Callable, np.ndarray], duration: fl
     Raises :class:`SimulationError` naming the step, the time and the joint if the state
     becomes NaN or infinite (the integration diverged: dt too large for the system).
     """
-    model, n = backend.model, backend.model.n
+    model, n = backend.model, backend.model.nv
     _check_options(integrator, on_limit, dt, duration, viscous)
     steps = int(round(duration / dt))
-    q0, _ = as_batch("q0", q0, n)
-    qd0, _ = as_batch("qd0", qd0, n)
+    q0, _ = as_batch("q0", q0, model.nq, model.configuration_names)
+    qd0, _ = as_batch("qd0", qd0, n, model.velocity_names)
     tau_of = _torque_function(torque, n, steps, dt)
     impulses = _uses_velocity_step(backend, integrator, viscous)
     t = np.arange(steps + 1) * dt
-    q, qd, tau, qdd = (np.zeros((steps + 1, n)) for _ in range(4))
+    qd, tau, qdd = (np.zeros((steps + 1, n)) for _ in range(3))
+    q = np.zeros((steps + 1, model.nq))
     q[0], qd[0] = q0[0], qd0[0]
+    advance = _advance(model)
     limits = _LimitWatch(model, on_limit)
     divergence = _Divergence(model, t, dt)
     for k in range(steps):
@@ -146,16 +160,16 @@ def simulate(backend, q0, qd0, torque: Union[Callable, np.ndarray], duration: fl
         if impulses:
             qd[k + 1] = divergence.guard(k + 1, backend.velocity_step, q[k], qd[k], tau[k], dt, viscous=viscous)
             qdd[k] = (qd[k + 1] - qd[k]) / dt
-            q[k + 1] = q[k] + dt * qd[k + 1]
+            q[k + 1] = advance(q[k], dt * qd[k + 1])
         else:
             qdd[k] = divergence.guard(k + 1, backend.forward_dynamics, q[k], qd[k], tau[k])
             if integrator == "semi_implicit_euler":
                 qd[k + 1] = qd[k] + dt * qdd[k]
-                q[k + 1] = q[k] + dt * qd[k + 1]
+                q[k + 1] = advance(q[k], dt * qd[k + 1])
             else:
                 q[k + 1], qd[k + 1] = divergence.guard(
                     k + 1, _rk4_step, backend.forward_dynamics, tau_of, t[k], q[k], qd[k], qdd[k], dt,
-                    lambda qs, vs: divergence.check(k + 1, qs, vs, " in an RK4 stage"))
+                    lambda qs, vs: divergence.check(k + 1, qs, vs, " in an RK4 stage"), model)
         divergence.check(k + 1, q[k + 1], qd[k + 1])
         limits.check(t[k + 1], q[k + 1])
     tau[steps] = tau_of(t[steps], q[steps], qd[steps])
@@ -196,19 +210,32 @@ def _uses_velocity_step(backend, integrator: str, viscous: str) -> bool:
     return False
 
 
-def _rk4_step(fd, tau_of, t, q, qd, qdd, dt, check):
-    """One classic RK4 step on (q, q̇); ``check(q, q̇)`` vets every stage state before use."""
-    k1q, k1v = qd, qdd
-    q2, v2 = q + 0.5 * dt * k1q, qd + 0.5 * dt * k1v
+def _advance(model) -> Callable:
+    """(q (nq,), Δ (nv,)) -> q ⊕ Δ: q + Δ on a fixed base, the SE(3) step of a floating one."""
+    if not model.floating_base:
+        return lambda q, delta: q + delta
+    return lambda q, delta: integrate(model, q[None], delta[None])[0]
+
+
+def _rk4_step(fd, tau_of, t, q, qd, qdd, dt, check, model):
+    """One classic RK4 step on (ξ, q̇), ξ the chart coordinates of q ⊕ ξ (ξ = q − q₀ on a
+    fixed base, where this is RK4 on (q, q̇)); ``check(q, q̇)`` vets every stage state."""
+    advance = _advance(model)
+    rate = (lambda xi, v: v) if not model.floating_base else (lambda xi, v: chart_rate(model, xi[None], v[None])[0])
+    k1x, k1v = qd, qdd
+    x2, v2 = 0.5 * dt * k1x, qd + 0.5 * dt * k1v
+    q2 = advance(q, x2)
     check(q2, v2)
-    k2q, k2v = v2, fd(q2, v2, tau_of(t + 0.5 * dt, q2, v2))
-    q3, v3 = q + 0.5 * dt * k2q, qd + 0.5 * dt * k2v
+    k2x, k2v = rate(x2, v2), fd(q2, v2, tau_of(t + 0.5 * dt, q2, v2))
+    x3, v3 = 0.5 * dt * k2x, qd + 0.5 * dt * k2v
+    q3 = advance(q, x3)
     check(q3, v3)
-    k3q, k3v = v3, fd(q3, v3, tau_of(t + 0.5 * dt, q3, v3))
-    q4, v4 = q + dt * k3q, qd + dt * k3v
+    k3x, k3v = rate(x3, v3), fd(q3, v3, tau_of(t + 0.5 * dt, q3, v3))
+    x4, v4 = dt * k3x, qd + dt * k3v
+    q4 = advance(q, x4)
     check(q4, v4)
-    k4q, k4v = v4, fd(q4, v4, tau_of(t + dt, q4, v4))
-    return (q + dt / 6 * (k1q + 2 * k2q + 2 * k3q + k4q),
+    k4x, k4v = rate(x4, v4), fd(q4, v4, tau_of(t + dt, q4, v4))
+    return (advance(q, dt / 6 * (k1x + 2 * k2x + 2 * k3x + k4x)),
             qd + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v))
 
 
@@ -232,13 +259,21 @@ class _Divergence:
     def check(self, k: int, q, qd, where: str = "", qdd=None) -> None:
         """Raise SimulationError if q, q̇ (or q̈) of step ``k`` (ending at t[k]) is not finite."""
         values = [q, qd] if qdd is None else [q, qd, qdd]
-        bad = ~np.logical_and.reduce([np.isfinite(v) for v in values])
-        if not bad.any():
+        if all(np.isfinite(v).all() for v in values):
             return
-        i = int(np.argmax(bad))
-        state = ", ".join(f"{name} = {v[i]:.3g}" for name, v in zip(("q", "q̇", "q̈"), values))
-        raise SimulationError(f"{self._at(k)}{where}: joint {self.model.joint_names[i]!r} has {state}; "
-                              f"{self._advice}")
+        # the joint part of q lines up with q̇ and q̈ (a floating base's 7 + 6 entries come first)
+        joints = [v[len(v) - self.model.n:] for v in values]
+        bad = ~np.logical_and.reduce([np.isfinite(v) for v in joints])
+        if bad.any():
+            i = int(np.argmax(bad))
+            state = ", ".join(f"{name} = {v[i]:.3g}" for name, v in zip(("q", "q̇", "q̈"), joints))
+            where += f": joint {self.model.joint_names[i]!r} has {state}"
+        else:
+            parts = zip(("q", "q̇", "q̈"), values, (self.model.configuration_names, *[self.model.velocity_names] * 2))
+            label, v, names = next((label, v, names) for label, v, names in parts if not np.isfinite(v).all())
+            i = int(np.argmax(~np.isfinite(v)))
+            where += f": the floating base has {label}[{names[i]}] = {v[i]:.3g}"
+        raise SimulationError(f"{self._at(k)}{where}; {self._advice}")
 
     def _at(self, k: int) -> str:
         return f"the integration diverged at step {k} of {self.steps} (t = {self.t[k]:.6g} s)"
@@ -256,6 +291,7 @@ class _LimitWatch:
         self.model, self.mode, self.events, self.outside = model, mode, [], set()
 
     def check(self, t, q):
+        q = q[len(q) - self.model.n:]               # the joints (after a floating base's 7 entries)
         for i in np.nonzero((q < self.model.lower) | (q > self.model.upper))[0]:
             if i in self.outside:
                 continue

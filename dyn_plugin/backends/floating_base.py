@@ -18,13 +18,14 @@ import functools
 import numpy as np
 
 from .. import floating
+from ..errors import ModelError
 from .base import Backend
 
 # What the chain backend can do that stays true through the state map.  Not kept:
 # christoffel (the chain's Christoffel symbols are in its own coordinates, not in the
 # base velocity's) and single_state_kernels (compiled for the chain's states).
 KEPT_CAPABILITIES = frozenset({"friction", "stepping", "joint_wrenches"})
-SHARED_ATTRIBUTES = frozenset({"friction", "compiled", "profile"})   # the chain backend's, unchanged
+SHARED_ATTRIBUTES = frozenset({"compiled"})   # the chain backend's, unchanged
 
 
 def floating_backend(name: str, model, **options) -> Backend:
@@ -34,19 +35,38 @@ def floating_backend(name: str, model, **options) -> Backend:
 
     gravity = options.pop("gravity", None)
     model = model if gravity is None else model.with_gravity(gravity)
-    chain_backend = get_backend(name, floating.free_flyer_chain(model), **_padded(options, model.n))
-    return floating_class(backend_class(name))(model, chain_backend)
+    chain = floating.free_flyer_chain(model)
+    factory = backend_class(name)
+    joint_friction = None
+    if getattr(factory, "capabilities", frozenset()) >= {"friction"}:
+        from ..friction.parameters import resolve_friction
+
+        joint_friction = resolve_friction(model.with_floating_base(False), options.get("friction"),
+                                          options.pop("profile", None))
+        options["friction"] = _chain_friction(model, chain, joint_friction)
+    if options.get("armature") is not None:
+        armature = np.broadcast_to(np.asarray(options["armature"], dtype=float), (model.n,))
+        options["armature"] = np.concatenate([np.zeros(6), armature])
+    backend = floating_class(factory)(model, get_backend(name, chain, **options))
+    backend.friction = joint_friction
+    return backend
 
 
-def _padded(options: dict, n: int) -> dict:
-    """Per-joint options ((n,) arrays: armature) with zeros for the six base joints; a
-    friction model sized for the n joints, likewise (the base has no joint friction)."""
-    out = dict(options)
-    if out.get("armature") is not None:
-        out["armature"] = np.concatenate([np.zeros(6), np.broadcast_to(np.asarray(out["armature"], float), (n,))])
-    if hasattr(out.get("friction"), "with_leading_free_joints"):
-        out["friction"] = out["friction"].with_leading_free_joints(6)
-    return out
+def _chain_friction(model, chain, joints):
+    """The robot's joint friction ``joints`` (a FrictionModel of its n joints, as a friction
+    backend resolves it for the fixed-base robot) on the chain: the base joints have none."""
+    from ..friction.parameters import FrictionModel
+
+    if joints.bearing is not None or joints.transmission is not None:
+        raise ModelError(f"robot {model.name!r} has a floating base: its friction {joints.name!r} may hold viscous, "
+                         "Coulomb, static and Stribeck friction and armature, not bearing or transmission friction")
+    v = joints.velocity
+    free = lambda values, base=0.0: np.concatenate([np.full(6, base), np.broadcast_to(values, (model.n,))])  # noqa: E731
+    return FrictionModel.create(
+        chain, viscous=free(v.viscous), coulomb=free(v.coulomb_positive), coulomb_negative=free(v.coulomb_negative),
+        static=free(v.static_positive), static_negative=free(v.static_negative),
+        stribeck_velocity=free(v.stribeck_velocity, 1.0), smoothing=v.smoothing, armature=free(joints.armature),
+        armature_form=joints.armature_form, name=joints.name, source=joints.source)
 
 
 @functools.lru_cache(maxsize=None)
@@ -69,6 +89,7 @@ class FloatingBaseBackend(Backend):
     def __init__(self, model, chain_backend: Backend):
         super().__init__(model)
         self.chain = chain_backend
+        self.friction = None          # a friction backend's FrictionModel of the robot's n joints
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model.name!r}, n={self.model.n}, floating base, chain={self.chain!r})"

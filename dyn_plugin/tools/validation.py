@@ -60,6 +60,10 @@ def _one_step(pybullet_backend, backend, s: States, dt: float):
     return ours, (qd_next - qd) / dt
 
 
+def _step_only(backend, states: States, dt: float) -> np.ndarray:
+    return _our_step(backend, states, dt)[0]
+
+
 def _our_step(backend, s: States, dt: float) -> tuple:
     """``backend``'s side of :func:`_one_step` and the q̇ it starts from: q̈, or for a
     friction backend (q̇⁺ − q̇)/dt of its own step."""
@@ -377,16 +381,22 @@ class Report:
         return [c for c in self.comparisons if not c.passed]
 
     def disagreements(self) -> list:
-        """``(robot, quantity, floor)`` where pybullet and pinocchio disagree beyond the
-        tolerance, in report order (the backends of a robot share the floor)."""
-        found = {(c.robot, c.quantity): c.floor for c in self.comparisons if c.floor_applies}
-        return [(robot, quantity, floor) for (robot, quantity), floor in found.items()]
+        """``(robot, quantity, floor, friction)`` where the references disagree beyond the
+        tolerance, in report order; ``friction``: the floor of the friction backends'
+        experiments (:func:`_floor`).  The backends of a robot share each floor."""
+        friction = set(registered_backends(can=("friction",)))
+        found = {(c.robot, c.quantity, c.backend in friction and c.quantity in STEPPING): c.floor
+                 for c in self.comparisons if c.floor_applies}
+        return [(robot, quantity, floor, with_friction) for (robot, quantity, with_friction), floor in found.items()]
 
     def disagreement_lines(self) -> list:
         """The disagreements in words, and why, one line each."""
         lines = [f"{robot}: reference disagreement: pybullet vs pinocchio {floor:.1e} on {quantity}; judged against "
-                 "that floor" for robot, quantity, floor in self.disagreements()]
-        for robot in dict.fromkeys(robot for robot, _, _ in self.disagreements()):
+                 "that floor" if not friction else
+                 f"{robot}: reference disagreement with friction: {floor:.1e} on {quantity} (pinocchio and our "
+                 "friction law, on pybullet's rigid body vs the model's); judged against that floor"
+                 for robot, quantity, floor, friction in self.disagreements()]
+        for robot in dict.fromkeys(robot for robot, *_ in self.disagreements()):
             lines += [f"{robot}: why: {note}" for note in self.notes.get(robot, [])] or [
                 f"{robot}: why: not diagnosed (no known pybullet alteration of this model)"]
         return lines
@@ -509,7 +519,7 @@ class _Setup:
     backends: dict     # name -> (backend, quantities compared with the references)
     first: States      # the robot's first chunk of states (trajectories start from its first)
     pinocchio: object  # pinocchio, for the floor of the comparisons against pybullet (None without them)
-    twins: dict = dataclasses.field(default_factory=dict)   # backend name -> _pinocchio_twin, built once
+    built: dict = dataclasses.field(default_factory=dict)   # what _pinocchio_twin builds, once
 
 
 _SETUPS: dict = {}   # the last few robots' setups, most recent last (each holds pybullet clients)
@@ -542,15 +552,36 @@ def _build_setup(suite: Suite, robot: str) -> _Setup:
     return _Setup(model, references, backends, first, pinocchio)
 
 
-def _pinocchio_twin(setup: _Setup, name: str):
+def _pinocchio_twin(setup: _Setup, name: str, pybullets: bool = False):
     """What pinocchio predicts in place of backend ``name``: pinocchio itself, or for a
-    friction backend the same friction over pinocchio's rigid body (``rigid="pinocchio"``)."""
+    friction backend the same friction over pinocchio's rigid body (``rigid="pinocchio"``);
+    ``pybullets``: the latter on the rigid body pybullet simulates (:func:`pybullet_model`;
+    None where no change of pybullet's is known)."""
     backend = setup.backends[name][0]
     if not type(backend).can("stepping"):
         return setup.pinocchio
-    if name not in setup.twins:
-        setup.twins[name] = get_backend(name, setup.model, friction=backend.friction, rigid="pinocchio")
-    return setup.twins[name]
+    if (name, pybullets) not in setup.built:
+        if pybullets and "pybullet_model" not in setup.built:
+            setup.built["pybullet_model"] = pybullet_model(setup.model)
+        model = setup.built["pybullet_model"] if pybullets else setup.model
+        setup.built[name, pybullets] = None if model is None else get_backend(name, model, friction=backend.friction,
+                                                                                rigid="pinocchio")
+    return setup.built[name, pybullets]
+
+
+def _floor(setup: _Setup, name: str, rigid: float, tol: float, experiment: Callable) -> float:
+    """The references' disagreement on backend ``name``'s experiment: ``rigid`` (pybullet's
+    against pinocchio's, rigid body alone), unless the backend has friction and ``rigid``
+    exceeds ``tol``.  Its experiment then runs our friction law, which no reference shares:
+    the floor is what pybullet's changes to the rigid body change in it,
+    ``experiment(twin)`` against ``experiment(twin on pybullet's rigid body)``
+    (:func:`_pinocchio_twin`); 0 where those changes are not known (judged at ``tol``)."""
+    if rigid <= tol or not type(setup.backends[name][0]).can("stepping"):
+        return rigid
+    pybullets = _pinocchio_twin(setup, name, pybullets=True)
+    if pybullets is None:
+        return 0.0
+    return float(relative_errors(experiment(_pinocchio_twin(setup, name)), experiment(pybullets)).max())
 
 
 def _state_floors(suite: Suite, setup: _Setup, states: States, values: dict) -> dict:
@@ -582,9 +613,10 @@ def _chunk_comparisons(suite: Suite, setup: _Setup, states: States) -> list:
         if "step" in suite.quantities and "pybullet" in setup.references:  # stepping: against pybullet only
             with _named_singular_mass_matrix(model, name):
                 ours, theirs = _one_step(setup.references["pybullet"], backend, states, suite.dt)
-            predicted = lambda twin=_pinocchio_twin(setup, name): _our_step(twin, states, suite.dt)[0]  # noqa: E731
+            experiment = functools.partial(_step_only, states=states, dt=suite.dt)
+            floor = _floor(setup, name, floors["step"], suite.rtol, experiment)
             comparisons.append(_comparison(model.name, name, "pybullet", "step", ours, theirs, suite.rtol,
-                                           floor=(floors["step"], predicted)))
+                                           floor=(floor, functools.partial(experiment, _pinocchio_twin(setup, name)))))
     return comparisons
 
 
@@ -619,9 +651,11 @@ def _trajectory_comparisons(suite: Suite, setup: _Setup) -> list:
                 ours, theirs = compare_trajectories(backend, pybullet_backend, q0, qd0, _torque_law(quantity, backend),
                                                     suite.duration, suite.dt)
             trace = {"t": ours.t, "ours": ours.q, "pybullet": theirs, "growth": _growth(ours.t, ours.q, theirs)}
-            predicted = functools.partial(_trajectory, _pinocchio_twin(setup, name), q0, qd0, quantity, suite)
+            experiment = functools.partial(_trajectory, q0=q0, qd0=qd0, quantity=quantity, suite=suite)
+            floor = _floor(setup, name, floors[quantity], suite.trajectory_tol, experiment)
             comparisons.append(_comparison(setup.model.name, name, "pybullet", quantity, ours.q, theirs,
-                                           suite.trajectory_tol, trace, floor=(floors[quantity], predicted)))
+                                           suite.trajectory_tol, trace,
+                                           floor=(floor, functools.partial(experiment, _pinocchio_twin(setup, name)))))
     return comparisons
 
 
@@ -766,3 +800,30 @@ def pybullet_differences(model) -> list:
         "the trace) and drops what is left off the diagonal: " + ", ".join(
             f"link {link!r} {d:.1e} kg·m² (entries up to {top:.2g})" for link, (d, top) in dropped.items())]
         if dropped else [])
+
+
+def pybullet_model(model):
+    """``model`` with the link inertias pybullet simulates, each ``<inertia>`` replaced by
+    rotation diag(moments) rotationᵀ of :func:`bullet_diagonalize`; None when that changes
+    none.  (On Panda, pinocchio on this model agrees with pybullet to 2e-13 where it
+    disagrees with it by 3e-8 on the URDF's.)"""
+    from lxml import etree
+
+    from ..urdf import _parse_xml, load_urdf_string, urdf_text
+
+    root, _ = _parse_xml(urdf_text(model), model.name)
+    keys, changed = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"), False
+    for element in root.iterfind("link/inertial/inertia"):
+        xx, xy, xz, yy, yz, zz = (float(element.get(key)) for key in keys)
+        inertia = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+        rotation, moments = bullet_diagonalize(inertia)
+        simulated = rotation @ np.diag(moments) @ rotation.T
+        if not np.array_equal(simulated, inertia):
+            changed = True
+            for key, (i, j) in zip(keys, ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))):
+                element.set(key, repr(float(simulated[i, j])))
+    if not changed:
+        return None
+    with warnings.catch_warnings():  # the model's own warnings were shown
+        warnings.simplefilter("ignore")
+        return load_urdf_string(etree.tostring(root, encoding="unicode"), gravity=model.gravity, source=model.name)

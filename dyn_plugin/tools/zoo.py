@@ -49,9 +49,10 @@ __all__ = ["FLOATING_BASE", "PYBULLET_FLOATING", "STATUSES", "ZOO", "Entry", "Re
 ZOO = "zoo"  # the value of ``robots`` in a zoo suite
 STATUSES = ("pass", "refused", "no moving joints", "FAIL", "ERROR")
 
-# Floating-base robots are validated with a free base once this is True (it needs
-# ``load_robot(path, floating_base=True)`` and a validation that loads the model so);
-# until then they are validated fixed-base and their line says "(fixed-base; floating pending)".
+# Floating-base robots are validated with a free base (pinocchio's free flyer) when this is
+# True: ``load_robot(path, floating_base=True)``, pinocchio's verdict with JointModelFreeFlyer,
+# and ``validation.Suite.floating`` (the robots validation loads with a free base; pending).
+# Until then they are validated fixed-base and their line says "(fixed-base; floating pending)".
 FLOATING_BASE = False
 
 ERD = "example-robot-data"
@@ -245,7 +246,8 @@ def validate_entry(entry: Entry, suite: validation.Suite) -> Result:
                 result.status = "no moving joints"
             else:
                 references, result.detail = _references(model, suite.references)
-                report = validation.run(dataclasses.replace(suite, robots=[entry.path], references=references))
+                free = {"floating": [entry.path]} if _floating(entry) else {}  # validation.Suite.floating (pending)
+                report = validation.run(dataclasses.replace(suite, robots=[entry.path], references=references, **free))
                 _judge(result, report)
         except DynPluginError as error:
             result.status, result.detail = "refused", _short(str(error), entry.path)
