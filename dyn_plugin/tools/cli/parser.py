@@ -118,8 +118,14 @@ def build_parser() -> argparse.ArgumentParser:
     robots.add_argument("--regenerate", action="store_true",
                         help="rewrite urdf/NAME.urdf from the source tables urdf/NAME.toml")
     add("backends", "list the registered backends")
-    add("info", "joints, limits and masses of a robot").add_argument("robot", metavar="NAME_OR_URDF")
+    info = add("info", "joints, limits and masses of a robot")
+    info.add_argument("robot", metavar="NAME_OR_URDF")
+    info.add_argument("--floating-base", action="store_true", help=FLOATING_HELP)
     return parser
+
+
+FLOATING_HELP = ("the root link floats freely (pinocchio's free-flyer: q = [position, quaternion x y z w, joints], "
+                 "v = [linear, angular velocity in the base frame, joint rates]); default: fixed to the world")
 
 
 def _validate_arguments(val) -> None:
