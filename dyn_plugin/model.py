@@ -65,6 +65,10 @@ class RobotModel:
     base_mass : kg;  base_com : (3,) m;  base_inertia : (3, 3) kg m² about the centre of mass
         The base link's inertial data (with the links fixed to it), in the base frame:
         they matter only for a floating base.
+    mimic : tuple[dyn_plugin.mimic.Mimic, ...]
+        Joints that follow another (URDF ``<mimic>``) when loaded with ``mimic=True``:
+        they are not coordinates (``nq``, ``nv`` and the names leave them out; see
+        :mod:`dyn_plugin.mimic`).  Empty by default: every joint is independent.
     """
 
     name: str
@@ -94,6 +98,7 @@ class RobotModel:
     base_mass: float = 0.0
     base_com: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(3))
     base_inertia: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((3, 3)))
+    mimic: tuple = ()
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -114,25 +119,42 @@ class RobotModel:
 
     @property
     def nq(self) -> int:
-        """Length of a configuration q: n, or n + 7 with a floating base."""
-        return self.n + (7 if self.floating_base else 0)
+        """Length of a configuration q: the independent joints (n without mimic joints), 7 more
+        with a floating base."""
+        return len(self.configuration_names)
 
     @property
     def nv(self) -> int:
-        """Length of a velocity, acceleration or τ: n, or n + 6 with a floating base."""
-        return self.n + (6 if self.floating_base else 0)
+        """Length of a velocity, acceleration or τ: the independent joints, 6 more with a floating base."""
+        return len(self.velocity_names)
+
+    @property
+    def independent_joints(self) -> tuple:
+        """The joints that are coordinates: all but the mimic joints."""
+        following = {relation.joint for relation in self.mimic}
+        return tuple(name for name in self.joint_names if name not in following)
+
+    @property
+    def independent_indices(self) -> np.ndarray:
+        """Joint indices (int array) of :attr:`independent_joints`."""
+        following = {relation.joint for relation in self.mimic}
+        return np.array([i for i, name in enumerate(self.joint_names) if name not in following], dtype=int)
 
     @property
     def configuration_names(self) -> tuple:
-        """Names of q's entries (nq): the joints, after the base's 7 with a floating base."""
+        """Names of q's entries (nq): the independent joints, after the base's 7 with a floating base."""
         base = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
-        return (base if self.floating_base else ()) + self.joint_names
+        return (base if self.floating_base else ()) + self.independent_joints
 
     @property
     def velocity_names(self) -> tuple:
-        """Names of q̇'s, q̈'s and τ's entries (nv): the joints, after the base's 6 with a floating base."""
+        """Names of q̇'s, q̈'s and τ's entries (nv): the independent joints, after the base's 6 with a floating base."""
         base = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
-        return (base if self.floating_base else ()) + self.joint_names
+        return (base if self.floating_base else ()) + self.independent_joints
+
+    def without_mimic(self) -> "RobotModel":
+        """The same robot with every joint independent (the full coordinates)."""
+        return dataclasses.replace(self, mimic=()) if self.mimic else self
 
     @property
     def is_revolute(self) -> np.ndarray:
@@ -194,6 +216,12 @@ class RobotModel:
             if kind not in (REVOLUTE, PRISMATIC):
                 raise ModelError(f"joint {self.joint_names[i]!r}: type {kind!r} is not revolute or prismatic")
         self._check_finite()
+        if self.mimic:
+            from .mimic import resolve
+
+            if resolve(self.joint_names, self.mimic, f"model {self.name!r}: ") != tuple(self.mimic):
+                raise ModelError(f"model {self.name!r}: mimic joints must follow independent joints "
+                                 "(dyn_plugin.mimic.resolve gives them so)")
         norms = np.linalg.norm(self.axes, axis=1)
         if n and not np.allclose(norms, 1.0, atol=1e-12):
             bad = self.joint_names[int(np.argmax(np.abs(norms - 1.0)))]

@@ -48,13 +48,14 @@ def uniform_states(model: RobotModel, count: int, rng: np.random.Generator, spee
                    acceleration: float = 5.0) -> tuple:
     """``count`` independent states drawn from ``rng``: q uniform within
     :func:`position_bounds` (rad or m), q̇ uniform in ±speed (rad/s or m/s), q̈ uniform in
-    ±acceleration (rad/s² or m/s²).  Returns q, q̇, q̈, each (count, n) — (count, nq),
-    (count, nv) with a floating base, whose part is drawn after the joints'.
+    ±acceleration (rad/s² or m/s²).  Returns q (count, nq), q̇ and q̈ (count, nv): the
+    independent joints (all but mimic joints), after a floating base's part (drawn after
+    the joints').
 
     The draws come in the order of :func:`random_states` (q, then q̇, then q̈).
     """
-    lower, upper = position_bounds(model)
-    shape = (count, model.n)
+    lower, upper = (bound[model.independent_indices] for bound in position_bounds(model))   # mimic joints follow
+    shape = (count, len(lower))
     joints = (rng.uniform(lower, upper, shape), rng.uniform(-speed, speed, shape),
               rng.uniform(-acceleration, acceleration, shape))
     if not model.floating_base:

@@ -25,6 +25,8 @@ from lxml import etree
 
 from .errors import URDFError, URDFWarning
 from .kinematics import PRISMATIC, REVOLUTE, make_transform, matrix_to_rpy, parallel_axis, rot_x, rot_y, rot_z
+from .mimic import Mimic
+from .mimic import resolve as resolve_mimic
 from .model import DEFAULT_GRAVITY, RobotModel, check_link_inertia
 
 MOVING_TYPES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
@@ -32,7 +34,7 @@ SUPPORTED_TYPES = set(MOVING_TYPES) | {"fixed"}
 
 
 def load_urdf(path: Union[str, os.PathLike], *, strict: bool = False, gravity=DEFAULT_GRAVITY,
-              floating_base: bool = False) -> RobotModel:
+              floating_base: bool = False, mimic: bool = False) -> RobotModel:
     """Build a :class:`RobotModel` from a URDF file.
 
     Parameters
@@ -49,18 +51,23 @@ def load_urdf(path: Union[str, os.PathLike], *, strict: bool = False, gravity=DE
         The root link floats freely (pinocchio's free-flyer root joint; see
         :attr:`RobotModel.floating_base`); default False, fixed to the world, as
         pinocchio's ``buildModelFromUrdf``.
+    mimic : bool
+        ``<mimic>`` joints follow their leader (reduced coordinates, pinocchio's
+        ``mimic=True``; see :mod:`dyn_plugin.mimic`); by default they are independent
+        degrees of freedom, with a :class:`~dyn_plugin.errors.URDFWarning` naming them.
     """
     path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise URDFError(f"cannot read URDF file {str(path)!r}: {exc.strerror or exc}") from None
-    model = load_urdf_string(data, strict=strict, gravity=gravity, source=str(path), floating_base=floating_base)
+    model = load_urdf_string(data, strict=strict, gravity=gravity, source=str(path), floating_base=floating_base,
+                             mimic=mimic)
     return dataclasses.replace(model, source_path=str(path.resolve()))
 
 
 def load_urdf_string(text: Union[str, bytes], *, strict: bool = False, gravity=DEFAULT_GRAVITY,
-                     source: str = "<string>", floating_base: bool = False) -> RobotModel:
+                     source: str = "<string>", floating_base: bool = False, mimic: bool = False) -> RobotModel:
     """Build a :class:`RobotModel` from URDF text (str, or bytes in the encoding the XML
     declaration names); see :func:`load_urdf`."""
     root, text = _parse_xml(text, source)
@@ -68,6 +75,11 @@ def load_urdf_string(text: Union[str, bytes], *, strict: bool = False, gravity=D
     joints = _read_joints(root, links, source)
     base = _find_root(links, joints, source)
     model = _assemble(root.get("name") or "robot", base, links, joints, text, source, strict, gravity)
+    relations = _read_mimics(root, source, numbers=mimic)
+    if relations and mimic:
+        model = dataclasses.replace(model, mimic=resolve_mimic(model.joint_names, relations, f"{source}: "))
+    elif relations:
+        _warn_about_mimic_joints(relations, model.joint_names, source)
     return model.with_floating_base(floating_base)
 
 
@@ -208,21 +220,33 @@ def _read_joints(root, links: dict, source: str) -> list:
         joints.append(_Joint(name, kind, parent, child, _origin(joint, where),
                              _axis(joint, where) if kind in MOVING_TYPES else np.array([1.0, 0.0, 0.0]),
                              **_limit(joint, where), **_dynamics(joint, where)))
-    _warn_about_mimic_joints(root, source)
     return joints
 
 
-def _warn_about_mimic_joints(root, source: str) -> None:
+def _read_mimics(root, source: str, numbers: bool) -> tuple:
+    """The ``<mimic joint= multiplier= offset=>`` of the moving joints, as :class:`Mimic`;
+    multiplier and offset are read (and checked) only with ``numbers`` (else 1 and 0: the
+    joints stay independent and the numbers play no part)."""
+    relations = []
+    for joint in root.findall("joint"):
+        element = joint.find("mimic")
+        if element is None or joint.get("type") not in MOVING_TYPES:
+            continue
+        where = f"{source}: joint {joint.get('name')!r}"
+        if not element.get("joint"):
+            raise URDFError(f"{where}: <mimic> has no joint attribute")
+        multiplier = _numbers(element, "multiplier", 1, (1.0,), where)[0] if numbers else 1.0
+        offset = _numbers(element, "offset", 1, (0.0,), where)[0] if numbers else 0.0
+        relations.append(Mimic(joint.get("name"), element.get("joint"), float(multiplier), float(offset)))
+    return tuple(relations)
+
+
+def _warn_about_mimic_joints(relations, joint_names, source: str) -> None:
     """One warning naming every ``<mimic>`` joint (and any that mimics a missing joint)."""
-    names = {joint.get("name") for joint in root.findall("joint")}
-    mimics = {joint.get("name"): joint.find("mimic").get("joint") for joint in root.findall("joint")
-              if joint.find("mimic") is not None and joint.get("type") in MOVING_TYPES}
-    if not mimics:
-        return
-    pairs = ", ".join(f"{name!r} follows {leader!r}" + ("" if leader in names else " (no such joint)")
-                      for name, leader in mimics.items())
-    warnings.warn(f"{source}: mimic joints are kept as independent degrees of freedom: {pairs}", URDFWarning,
-                  stacklevel=4)
+    pairs = ", ".join(f"{r.joint!r} follows {r.leader!r}" + ("" if r.leader in joint_names else " (no such joint)")
+                      for r in relations)
+    warnings.warn(f"{source}: mimic joints are kept as independent degrees of freedom: {pairs} (load with "
+                  "mimic=True for reduced coordinates, as pinocchio's mimic=True)", URDFWarning, stacklevel=4)
 
 
 def _link_of(joint, role: str, links: dict, where: str) -> str:

@@ -40,7 +40,8 @@ KINDS = ("ours", "generated", "reference")
 ``generated`` (code generated per robot, validated likewise), ``reference`` (pinocchio,
 pybullet: what the others are validated against)."""
 
-CAPABILITIES = ("friction", "stepping", "joint_wrenches", "christoffel", "single_state_kernels", "floating_base")
+CAPABILITIES = ("friction", "stepping", "joint_wrenches", "christoffel", "single_state_kernels", "floating_base",
+                "mimic")
 """What a backend can do beyond the :class:`Backend` interface:
 
 friction        its τ and q̈ include joint friction (``.friction``, ``inverse_dynamics_breakdown``)
@@ -54,6 +55,8 @@ single_state_kernels  ``single_state_kernels()``: its compiled one-state inverse
 floating_base   it takes a floating-base model itself (q of nq, v of nv entries); every
                 other backend gets one through :mod:`.floating_base`, which runs it on
                 the robot's free-flyer chain (:func:`dyn_plugin.get_backend` does this)
+mimic           it takes a model with mimic joints itself (reduced coordinates); every other
+                backend gets one through :mod:`.mimic_backend`
 """
 
 
@@ -74,6 +77,9 @@ class Backend:
         return set(capabilities) <= cls.capabilities
 
     def __init__(self, model: RobotModel, gravity: Optional[np.ndarray] = None):
+        if model.mimic and not self.can("mimic"):
+            raise ModelError(f"{type(self).__name__} takes models without mimic joints; for robot {model.name!r} build "
+                             f"it with dyn_plugin.get_backend({self.name!r}, model), which reduces the coordinates")
         if model.floating_base and not self.can("floating_base"):
             raise ModelError(f"{type(self).__name__} takes fixed-base models; for robot {model.name!r}, which has a "
                              f"floating base, build it with dyn_plugin.get_backend({self.name!r}, model), which runs it "

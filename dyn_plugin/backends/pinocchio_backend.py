@@ -4,7 +4,9 @@ The model is built from the same URDF text our model came from (or our URDF expo
 DH model), and joints are matched by name.  pinocchio represents a continuous joint by
 (cos q, sin q); the conversion happens here.  It ignores URDF ``<dynamics>`` friction.
 A floating base is pinocchio's own ``JointModelFreeFlyer`` at the root, whose
-convention :attr:`~dyn_plugin.model.RobotModel.floating_base` follows.
+convention :attr:`~dyn_plugin.model.RobotModel.floating_base` follows; mimic joints are
+pinocchio's own ``mimic=True`` (its ABA does not take them: q̈ comes from its CRBA and
+non-linear effects by Cholesky).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ class PinocchioBackend(Backend):
     name = "pinocchio"
     description = "reference: pinocchio rnea, crba, aba (loop over states)"
     kind = "reference"
-    capabilities = frozenset({"floating_base"})
+    capabilities = frozenset({"floating_base", "mimic"})
 
     def __init__(self, model, gravity=None, armature=None):
         """``armature`` (n,): reflected motor inertia on the diagonal of M (``model.armature``)."""
@@ -32,23 +34,25 @@ class PinocchioBackend(Backend):
         self._pin = pin
         try:
             root = (pin.JointModelFreeFlyer(),) if self.model.floating_base else ()
-            self.pin_model = pin.buildModelFromXML(urdf_text(self.model), *root)
+            self.pin_model = pin.buildModelFromXML(urdf_text(self.model), *root, mimic=bool(self.model.mimic))
         except Exception as exc:  # pinocchio raises RuntimeError/ValueError from C++
             raise BackendError(f"pinocchio cannot load model {self.model.name!r}: {exc}") from None
         self.pin_model.gravity.linear = np.asarray(self.model.gravity, dtype=float)
         self._map_joints()
         if armature is not None:
-            joints = np.broadcast_to(np.asarray(armature, dtype=float), (self.model.n,))
-            self.pin_model.armature = self.to_pin_v(np.concatenate([np.zeros(self.model.nv - self.model.n), joints]))
+            joints = len(self.model.independent_joints)
+            armature = np.broadcast_to(np.asarray(armature, dtype=float), (joints,))
+            self.pin_model.armature = self.to_pin_v(np.concatenate([np.zeros(self.model.nv - joints), armature]))
         self.data = self.pin_model.createData()
 
     def _map_joints(self):
         pm = self.pin_model
         if pm.nv != self.model.nv:
             raise BackendError(f"pinocchio sees {pm.nv} degrees of freedom in {self.model.name!r}, we see {self.model.nv}")
-        base = self.model.nq - self.model.n          # the free-flyer's 7 entries of q (6 of v) come first
-        self._idx_q, self._idx_v, self._two_q = list(range(base)), list(range(self.model.nv - self.model.n)), [False] * base
-        for name in self.model.joint_names:
+        joints = len(self.model.independent_joints)
+        base = self.model.nq - joints                # the free-flyer's 7 entries of q (6 of v) come first
+        self._idx_q, self._idx_v, self._two_q = list(range(base)), list(range(self.model.nv - joints)), [False] * base
+        for name in self.model.independent_joints:
             jid = pm.getJointId(name)
             if jid >= pm.njoints:
                 raise BackendError(f"pinocchio has no joint named {name!r}")
@@ -91,6 +95,8 @@ class PinocchioBackend(Backend):
         return self._per_state(crba, q)
 
     def _batch_forward_dynamics(self, q, qd, tau):
+        if self.model.mimic:                                    # pinocchio's aba refuses mimic joints
+            return super()._batch_forward_dynamics(q, qd, tau)
         pin, m, d = self._pin, self.pin_model, self.data
         return self._per_state(
             lambda a, b, c: pin.aba(m, d, self.to_pin_q(a), self.to_pin_v(b), self.to_pin_v(c))[self._idx_v],

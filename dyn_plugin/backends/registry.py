@@ -84,11 +84,16 @@ def get_backend(name: str, model, **options):
 
     A floating-base model goes to a backend declaring the ``floating_base`` capability as
     it is, and to any other through :mod:`.floating_base` (the backend runs on the
-    robot's free-flyer chain)."""
+    robot's free-flyer chain); a model with mimic joints likewise through
+    :mod:`.mimic_backend` (the backend runs on every joint) unless it declares ``mimic``."""
     _load_entry_points()
     if name not in _factories:
         raise BackendError(f"unknown backend {name!r}; available: {', '.join(list_backends())}")
     factory = _resolve(name)
+    if getattr(model, "mimic", ()) and "mimic" not in getattr(factory, "capabilities", ()):
+        from .mimic_backend import mimic_backend
+
+        return mimic_backend(name, model, **options)
     if getattr(model, "floating_base", False) and "floating_base" not in getattr(factory, "capabilities", ()):
         from .floating_base import floating_backend
 
