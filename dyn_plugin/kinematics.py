@@ -137,6 +137,7 @@ def link_placements(model, q: np.ndarray):
     ``q`` has shape (N, n).  Returns ``(R, p)`` with shapes (N, n, 3, 3) and (N, n, 3):
     ``x_parent = R[:, i] @ x_i + p[:, i]`` for link i (the child of joint i).
     """
+    model.require_fixed_joint_space("link_placements")
     N, n = q.shape
     R = np.empty((N, n, 3, 3))
     p = np.empty((N, n, 3))

@@ -152,6 +152,14 @@ class RobotModel:
         base = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
         return (base if self.floating_base else ()) + self.independent_joints
 
+    def require_fixed_joint_space(self, what: str) -> None:
+        """Raise a ModelError when this model's coordinates are not its joints (a floating
+        base or mimic joints), for ``what`` works on joint positions alone."""
+        if self.floating_base or self.mimic:
+            kind = "a floating base" if self.floating_base else "mimic joints"
+            raise ModelError(f"{what} takes the joints of a fixed-base robot; {self.name!r} has {kind}: use "
+                             "dyn_plugin.get_backend(name, model), which handles it")
+
     def without_mimic(self) -> "RobotModel":
         """The same robot with every joint independent (the full coordinates)."""
         return dataclasses.replace(self, mimic=()) if self.mimic else self

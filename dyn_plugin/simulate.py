@@ -41,6 +41,7 @@ from .arrays import as_batch
 from .errors import DynPluginError, InputError, SimulationError
 from .floating import base_rotations, chain_configuration, chart_rate, free_flyer_chain, integrate
 from .kinematics import forward_kinematics
+from .mimic import full_configuration, full_model
 
 INTEGRATORS = ("semi_implicit_euler", "rk4")
 
@@ -93,6 +94,8 @@ def potential_energy(model, q: np.ndarray, gravity=None) -> np.ndarray:
     """Gravitational potential energy (N,) J of batch ``q`` (N, nq): −Σ m_i g·p_ci (the
     base link included when it floats, its pose from q)."""
     g = model.gravity if gravity is None else np.asarray(gravity, dtype=float)
+    if model.mimic:                               # every joint's position, then as without mimic joints
+        model, q = full_model(model), full_configuration(model, q)
     bodies, joints = (free_flyer_chain(model), chain_configuration(q)) if model.floating_base else (model, q)
     T = forward_kinematics(bodies, joints)
     com = np.einsum("nkij,kj->nki", T[..., :3, :3], bodies.coms) + T[..., :3, 3]
@@ -262,12 +265,13 @@ class _Divergence:
         if all(np.isfinite(v).all() for v in values):
             return
         # the joint part of q lines up with q̇ and q̈ (a floating base's 7 + 6 entries come first)
-        joints = [v[len(v) - self.model.n:] for v in values]
+        names = self.model.independent_joints
+        joints = [v[len(v) - len(names):] for v in values]
         bad = ~np.logical_and.reduce([np.isfinite(v) for v in joints])
         if bad.any():
             i = int(np.argmax(bad))
             state = ", ".join(f"{name} = {v[i]:.3g}" for name, v in zip(("q", "q̇", "q̈"), joints))
-            where += f": joint {self.model.joint_names[i]!r} has {state}"
+            where += f": joint {names[i]!r} has {state}"
         else:
             parts = zip(("q", "q̇", "q̈"), values, (self.model.configuration_names, *[self.model.velocity_names] * 2))
             label, v, names = next((label, v, names) for label, v, names in parts if not np.isfinite(v).all())
@@ -289,15 +293,17 @@ class _LimitWatch:
 
     def __init__(self, model, mode):
         self.model, self.mode, self.events, self.outside = model, mode, [], set()
+        joints = model.independent_indices                      # the joints that are coordinates
+        self.lower, self.upper, self.names = model.lower[joints], model.upper[joints], model.independent_joints
 
     def check(self, t, q):
-        q = q[len(q) - self.model.n:]               # the joints (after a floating base's 7 entries)
-        for i in np.nonzero((q < self.model.lower) | (q > self.model.upper))[0]:
+        q = q[len(q) - len(self.names):]            # the joints (after a floating base's 7 entries)
+        for i in np.nonzero((q < self.lower) | (q > self.upper))[0]:
             if i in self.outside:
                 continue
             self.outside.add(i)
-            bound = self.model.lower[i] if q[i] < self.model.lower[i] else self.model.upper[i]
-            event = LimitEvent(float(t), self.model.joint_names[i], float(q[i]), float(bound))
+            bound = self.lower[i] if q[i] < self.lower[i] else self.upper[i]
+            event = LimitEvent(float(t), self.names[i], float(q[i]), float(bound))
             self.events.append(event)
             message = (f"joint {event.joint!r} left its limits at t = {t:.6g} s: q = {q[i]:.6g}, "
                        f"limit {bound:.6g} (not clamped)")
@@ -305,4 +311,4 @@ class _LimitWatch:
                 raise SimulationError(message)
             if self.mode == "warn":
                 warnings.warn(message, JointLimitWarning, stacklevel=4)
-        self.outside &= set(np.nonzero((q < self.model.lower) | (q > self.model.upper))[0])
+        self.outside &= set(np.nonzero((q < self.lower) | (q > self.upper))[0])

@@ -219,6 +219,13 @@ def test_bad_floating_input_is_refused_clearly():
 
     with pytest.raises(ModelError, match="get_backend"):
         NewtonEulerBackend(t.model)
+    from dyn_plugin.algorithms import newton_euler
+    from dyn_plugin.compiled import CompiledDynamics
+
+    with pytest.raises(ModelError, match="floating base"):         # never the fixed-base numbers in silence
+        newton_euler.inverse_dynamics(t.model, t.q[:, 7:], t.v[:, 6:], t.a[:, 6:])
+    with pytest.raises(ModelError, match="floating base"):
+        CompiledDynamics(t.model)
 
 
 def test_a_massless_base_tree_is_refused_in_forward_dynamics():

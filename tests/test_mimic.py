@@ -149,3 +149,15 @@ def test_bad_mimic_is_refused_clearly():
     friction = [name for name in backends("ours") if backend_class(name).can("friction")]
     with pytest.raises(ModelError, match="mimic"):
         dp.get_backend(friction[0], model)
+
+
+def test_a_mimic_robot_conserves_energy_in_simulation():
+    """Reduced coordinates are a true mechanical system: RK4 conserves its energy (gravity
+    included, the potential from every joint's position)."""
+    from dyn_plugin.simulate import simulate
+
+    model = dp.load_urdf_string(MIMIC_URDF, mimic=True)
+    be = dp.get_backend("newton_euler", model)
+    run = simulate(be, [0.3, -0.4], [1.0, -2.0], np.zeros(model.nv), 0.5, 1e-3, integrator="rk4", on_limit="ignore")
+    assert run.relative_energy_drift() < 1e-9
+    assert np.ptp(run.potential) > 0.1 * np.abs(run.energy).max()        # gravity did work

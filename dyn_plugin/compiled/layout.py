@@ -32,6 +32,7 @@ def pack_model(model, armature=None) -> np.ndarray:
     with its gravity (``model.with_gravity(g)`` for another); ``armature`` (n,) kg·m² (kg
     for prismatic joints), the rotor inertia on M's diagonal, defaults to zeros.
     """
+    model.require_fixed_joint_space("the compiled kernels")
     bodies = [(i, model.masses[i], model.coms[i], model.inertias[i]) for i in range(model.n)]
     return pack(model.parents, model.joint_types, model.joint_rotations, model.joint_positions, model.axes,
                 bodies, model.gravity, armature)

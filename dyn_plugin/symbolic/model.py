@@ -252,6 +252,7 @@ def symbolic_model(model: RobotModel, symbols=(), payloads=(), name: Optional[st
     """
     if not isinstance(model, RobotModel):
         raise InputError(f"symbolic_model needs a RobotModel, got {type(model).__name__}")
+    model.require_fixed_joint_space("symbolic_model")
     spec = _parse_groups(symbols)
     values: dict = {}
     groups = _group_arrays(model, spec, values)
