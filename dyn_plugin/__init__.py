@@ -1,7 +1,7 @@
 """dyn_plugin: robot-manipulator dynamics as interchangeable, validated backends.
 
 >>> import dyn_plugin as dp
->>> model = dp.load_robot("puma560")                 # or a path to any fixed-base URDF
+>>> model = dp.load_robot("puma560")                 # or a path to any URDF (floating_base=, mimic=)
 >>> be = dp.get_backend("newton_euler", model)
 >>> tau = be.inverse_dynamics(q, qd, qdd)            # (n,) or (N, n)
 
@@ -11,6 +11,7 @@ motor inertia (``newton_euler_friction``, ``lagrange_euler_friction``; see
 and ``pybullet`` (the references).  See :func:`list_backends`.
 """
 
+from . import floating, mimic
 from .backends import Backend, get_backend, list_backends, register_backend, unregister_backend
 from .backends.friction_backend import with_friction
 from .dh import DHRow, model_from_dh, read_dh_table
@@ -39,7 +40,7 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
-    "__version__", "Terms",
+    "__version__", "Terms", "floating", "mimic",
     "Backend", "BackendError", "ClusterError", "DHRow", "FrictionModel", "load_friction", "DynPluginError", "InputError", "JointLimitWarning", "ModelError", "NumericalError",
     "PhysicalValidityWarning", "RobotModel", "URDFError", "URDFWarning", "UnknownRobotError", "get_backend",
     "list_backends", "list_robots", "load_robot", "load_urdf", "load_urdf_string",
