@@ -143,7 +143,7 @@ def integrate(model: RobotModel, q: np.ndarray, v: np.ndarray) -> np.ndarray:
     R = base_rotations(q)
     rotation, translation = _exp_se3(v[:, 0:3], v[:, 3:6])
     out[:, 0:3] += np.einsum("nij,nj->ni", R, translation)
-    out[:, 3:7] = _quaternion_product(q[:, 3:7], rotation)
+    out[:, 3:7] = quaternion_product(q[:, 3:7], rotation)
     out[:, 3:7] /= np.linalg.norm(out[:, 3:7], axis=1, keepdims=True)
     return out
 
@@ -184,7 +184,7 @@ def _exp_se3(linear: np.ndarray, angular: np.ndarray) -> tuple:
     return quaternion, translation
 
 
-def _quaternion_product(p: np.ndarray, r: np.ndarray) -> np.ndarray:
+def quaternion_product(p: np.ndarray, r: np.ndarray) -> np.ndarray:
     """p ⊗ r for quaternions (N, 4) stored (x, y, z, w)."""
     pv, pw, rv, rw = p[:, :3], p[:, 3:], r[:, :3], r[:, 3:]
     return np.concatenate([pw * rv + rw * pv + np.cross(pv, rv), pw * rw - np.sum(pv * rv, axis=1, keepdims=True)],

@@ -21,7 +21,23 @@ pybullet simulates (so a link without ``<inertial>`` weighs 1 kg here as there),
 fixed joints merged and joints matched by name.  Several bodies and several clients
 work; models are cached per (client, body) and rebuilt if the body changes.  Gravity is
 the client's (``setGravity``), turned into the base frame with the base's current
-orientation.  Bodies are treated as fixed-base (pybullet's ``useFixedBase=True``).
+orientation.
+
+A body loaded without ``useFixedBase`` (pybullet frees a base of nonzero mass; it fixes
+one of mass 0, or any with ``useFixedBase=True``, whose ``getDynamicsInfo(body, -1)``
+then reads mass 0) is a floating-base model here, and the functions take and return
+what pybullet's own take and return for it (the coordinates are in
+:mod:`dyn_plugin.backends.pybullet_backend`): ``calculateMassMatrix(body, joint
+positions)`` is (dof + 6)², the base first as [angular, linear velocity] of its inertial
+frame; ``calculateInverseDynamics(body, q, u, u̇)`` takes q = [inertial frame's position,
+orientation (x, y, z, w), joints] (dof + 7), u and u̇ (dof + 6) and returns [force,
+moment on the base at its centre of mass in its inertial frame, joint torques];
+``calculateGravity``, ``calculateBiasForces`` and ``calculateForwardDynamics`` follow
+calculateInverseDynamics' coordinates (zero acceleration is u̇ = 0).  Gravity is the
+client's, in the world.  Where pybullet's own calculateInverseDynamics differs — gravity
+on a base turned about more than one axis, which pybullet rotates wrongly — ours is the
+physics.  ``calculateCoriolisMatrix``, :class:`DynamicsStepper` and
+:class:`FrictionInjector` take fixed-base bodies only.
 
 The backend is ``newton_euler`` unless ``backend=`` names another registered one
 (``lagrange_euler``, ``newton_euler_friction`` with the body's URDF ``<dynamics>``, ...).
@@ -35,9 +51,10 @@ from typing import Optional
 
 import numpy as np
 
+from . import floating
 from .backends.registry import get_backend
 from .backends.registry import backend_class
-from .backends.pybullet_backend import c_level_output_silenced, configure_reference_body, import_pybullet
+from .backends.pybullet_backend import PybulletBase, c_level_output_silenced, configure_reference_body, import_pybullet
 from .errors import DynPluginError, InputError, SimulationError, URDFError
 from .friction.parameters import load_friction
 from .robots import BUNDLED, load_robot
@@ -53,7 +70,9 @@ class BodyDynamics:
 
     ``model``: the RobotModel built from pybullet's description; ``dof_to_model`` (n,):
     the model index of each pybullet degree of freedom; ``joint_indices``: pybullet joint
-    index of each degree of freedom.
+    index of each degree of freedom; ``base``: for a floating body (``model.floating_base``)
+    the :class:`~dyn_plugin.backends.pybullet_backend.PybulletBase` of pybullet's
+    coordinates, else None.
     """
 
     client: int
@@ -63,6 +82,7 @@ class BodyDynamics:
     dof_to_model: np.ndarray
     signature: tuple
     backends: dict = dataclasses.field(default_factory=dict)
+    base: Optional[PybulletBase] = None
 
     @property
     def dof(self) -> int:
@@ -94,6 +114,39 @@ class BodyDynamics:
     def from_model(self, values: np.ndarray) -> np.ndarray:
         return np.asarray(values)[..., self.dof_to_model]
 
+    def floating_args(self, label: str, values, base: int) -> np.ndarray:
+        """pybullet's (``base`` + dof,) vector of a floating body (``base`` = 7 for
+        positions, 6 otherwise) → (1, base + n), the base's entries first, joints in model
+        order; clear errors on a bad length, a non-finite entry or an orientation that is
+        not a unit quaternion."""
+        try:
+            array = np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(f"body {self.body}: {label} must be {base + self.dof} numbers, got {values!r}") from None
+        if array.shape != (base + self.dof,):
+            what = "[base position (3), orientation (x, y, z, w)" if base == 7 else "[base angular (3), linear (3)"
+            raise InputError(f"body {self.body} ({self.model.name}) has a floating base and {self.dof} joints: {label} "
+                             f"must have length {base + self.dof} ({what}, joints]), got shape {array.shape}")
+        if not np.all(np.isfinite(array)):
+            raise InputError(f"body {self.body}: {label} has a non-finite entry (NaN or inf) at "
+                             f"index {int(np.argmax(~np.isfinite(array)))}")
+        if base == 7 and abs(np.linalg.norm(array[3:7]) - 1.0) > floating.UNIT_TOLERANCE:
+            raise InputError(f"body {self.body}: {label}[3:7] must be a unit quaternion (x, y, z, w), "
+                             f"got norm {np.linalg.norm(array[3:7]):.6g}")
+        out = np.empty(base + self.dof)
+        out[:base] = array[:base]
+        out[base + self.dof_to_model] = array[base:]
+        return out[None]
+
+    def to_configuration(self, objPositions) -> np.ndarray:
+        """Our q (1, nq) of pybullet's floating-body positions (inertial frame's pose, joints)."""
+        x = self.floating_args("objPositions", objPositions, 7)
+        return self.base.configuration_from(x[:, 0:3], x[:, 3:7], x[:, 7:])
+
+    def from_floating(self, values: np.ndarray) -> tuple:
+        """(1, 6 + n) with joints in model order → pybullet's tuple (base, then its dof order)."""
+        return _vector(np.concatenate([values[0, :6], values[0, 6:][self.dof_to_model]]))
+
 
 _cache: dict = {}
 
@@ -123,8 +176,9 @@ def _signature(p, body, client) -> tuple:
 
 def _describe(p, body, client, signature) -> BodyDynamics:
     text = body_urdf(body, client)
+    floating_base = signature[2][0][0] != 0   # pybullet fixes a base of mass 0, and only those
     try:
-        model = load_urdf_string(text)
+        model = load_urdf_string(text, floating_base=floating_base)
     except URDFError as exc:
         raise InputError(f"pybullet body {body} ({signature[0][1].decode()}) cannot be described: {exc}") from None
     names, indices = [], []
@@ -134,7 +188,8 @@ def _describe(p, body, client, signature) -> BodyDynamics:
             names.append(info[1].decode())
             indices.append(j)
     dof_to_model = np.array([model.joint_names.index(name) for name in names], dtype=int)
-    return BodyDynamics(client, body, model, indices, dof_to_model, signature)
+    base = PybulletBase.of_body(p, body, client) if floating_base else None
+    return BodyDynamics(client, body, model, indices, dof_to_model, signature, base=base)
 
 
 def body_urdf(body: int, physicsClientId: int = 0) -> str:
@@ -199,9 +254,12 @@ def _joint_element(info, parent: str, frame: np.ndarray, axis: np.ndarray) -> Jo
 
 
 def _gravity_in_base(p, bd: BodyDynamics) -> np.ndarray:
-    """The client's gravity in the base link's (URDF) frame, from the base's current pose."""
+    """The client's gravity in the base link's (URDF) frame, from the base's current pose;
+    for a floating body, in the world (its model's convention)."""
     params = p.getPhysicsEngineParameters(physicsClientId=bd.client)
     g = np.array([params["gravityAccelerationX"], params["gravityAccelerationY"], params["gravityAccelerationZ"]])
+    if bd.base is not None:
+        return g
     _, com_orientation = p.getBasePositionAndOrientation(bd.body, physicsClientId=bd.client)
     R_com = np.array(p.getMatrixFromQuaternion(com_orientation)).reshape(3, 3)
     R_inertial = _inertial_frame(p, bd.body, -1, bd.client)[:3, :3]
@@ -219,8 +277,21 @@ def _vector(values) -> tuple:
 
 
 def _matrix(bd: BodyDynamics, M: np.ndarray) -> tuple:
-    order = bd.dof_to_model
+    order = bd.dof_to_model if bd.base is None else np.concatenate([np.arange(6), 6 + bd.dof_to_model])
     return tuple(tuple(float(v) for v in row) for row in M[np.ix_(order, order)])
+
+
+def _floating_state(bd: BodyDynamics, objPositions, objVelocities) -> tuple:
+    """Our (q, v) (1, nq), (1, nv) of pybullet's floating-body positions and velocities u."""
+    return bd.to_configuration(objPositions), bd.base.velocity_from(bd.floating_args("objVelocities", objVelocities, 6))
+
+
+def _fixed_base_only(bd: BodyDynamics, what: str) -> None:
+    if bd.base is not None:
+        raise InputError(f"{what}: pybullet body {bd.body} ({bd.model.name}) has a floating base (loaded without "
+                         f"useFixedBase, base mass {bd.model.base_mass:g} kg); {what} takes fixed-base bodies only. "
+                         "For the floating body's dynamics in our convention use dyn_plugin.get_backend(name, "
+                         "dyn_plugin.pybullet_bridge.body_dynamics(body).model)")
 
 
 # -- the drop-in functions (pybullet's names and signatures) ---------------------------------
@@ -228,8 +299,14 @@ def _matrix(bd: BodyDynamics, M: np.ndarray) -> tuple:
 
 def calculateInverseDynamics(bodyUniqueId, objPositions, objVelocities, objAccelerations, physicsClientId=0,
                              backend: Optional[str] = None) -> tuple:
-    """Joint torques (tuple of dof floats) for positions, velocities and accelerations, as pybullet's."""
+    """Joint torques (tuple of dof floats) for positions, velocities and accelerations, as pybullet's
+    (a floating body: dof + 6 generalized forces of dof + 7 positions, dof + 6 velocities and
+    accelerations, in pybullet's coordinates; see the module docstring)."""
     bd, be = _setup(bodyUniqueId, physicsClientId, backend)
+    if bd.base is not None:
+        q, v = _floating_state(bd, objPositions, objVelocities)
+        a = bd.base.acceleration_from(v, bd.floating_args("objAccelerations", objAccelerations, 6))
+        return bd.from_floating(bd.base.force(be.inverse_dynamics(q, v, a)))
     q, qd, qdd = (bd.to_model(v, label) for v, label in ((objPositions, "objPositions"),
                                                         (objVelocities, "objVelocities"),
                                                         (objAccelerations, "objAccelerations")))
@@ -237,14 +314,20 @@ def calculateInverseDynamics(bodyUniqueId, objPositions, objVelocities, objAccel
 
 
 def calculateMassMatrix(bodyUniqueId, objPositions, physicsClientId=0, backend: Optional[str] = None) -> tuple:
-    """Joint-space mass matrix (dof × dof, tuple of tuples), as pybullet's."""
+    """Joint-space mass matrix (dof × dof, tuple of tuples), as pybullet's; (dof + 6)² for a
+    floating body, of its joint positions alone (the base's pose does not enter)."""
     bd, be = _setup(bodyUniqueId, physicsClientId, backend)
+    if bd.base is not None:
+        q = np.concatenate([floating.neutral(bd.model)[:7], bd.to_model(objPositions, "objPositions")])
+        return _matrix(bd, bd.base.mass_matrix(be.mass_matrix(q)[None])[0])
     return _matrix(bd, be.mass_matrix(bd.to_model(objPositions, "objPositions")))
 
 
 def calculateGravity(bodyUniqueId, objPositions, physicsClientId=0, backend: Optional[str] = None) -> tuple:
     """g(q): the torques that hold the body still against the client's gravity."""
     bd, be = _setup(bodyUniqueId, physicsClientId, backend)
+    if bd.base is not None:
+        return bd.from_floating(bd.base.force(be.gravity_torques(bd.to_configuration(objPositions))))
     return _vector(bd.from_model(be.gravity_torques(bd.to_model(objPositions, "objPositions"))))
 
 
@@ -252,22 +335,34 @@ def calculateBiasForces(bodyUniqueId, objPositions, objVelocities, physicsClient
                         backend: Optional[str] = None) -> tuple:
     """C(q, q̇) q̇ + g(q): the torques for zero acceleration."""
     bd, be = _setup(bodyUniqueId, physicsClientId, backend)
+    if bd.base is not None:
+        q, v = _floating_state(bd, objPositions, objVelocities)
+        a = bd.base.acceleration_from(v, np.zeros_like(v))
+        return bd.from_floating(bd.base.force(be.inverse_dynamics(q, v, a)))
     return _vector(bd.from_model(be.bias_forces(bd.to_model(objPositions, "objPositions"),
                                                 bd.to_model(objVelocities, "objVelocities"))))
 
 
 def calculateCoriolisMatrix(bodyUniqueId, objPositions, objVelocities, physicsClientId=0,
                             backend: Optional[str] = None) -> tuple:
-    """C(q, q̇) in Christoffel form (dof × dof): C q̇ = velocity terms, Ṁ − 2C skew-symmetric."""
+    """C(q, q̇) in Christoffel form (dof × dof): C q̇ = velocity terms, Ṁ − 2C skew-symmetric.
+    Fixed-base bodies only: pybullet's coordinates of a floating base (angular before linear
+    in u, linear before angular in τ, classical accelerations) have no such C."""
     bd, be = _setup(bodyUniqueId, physicsClientId, backend)
+    _fixed_base_only(bd, "calculateCoriolisMatrix")
     return _matrix(bd, be.coriolis_matrix(bd.to_model(objPositions, "objPositions"),
                                           bd.to_model(objVelocities, "objVelocities")))
 
 
 def calculateForwardDynamics(bodyUniqueId, objPositions, objVelocities, objTorques, physicsClientId=0,
                              backend: Optional[str] = None) -> tuple:
-    """Joint accelerations q̈ produced by torques τ (pybullet has no equivalent)."""
+    """Joint accelerations q̈ produced by torques τ (pybullet has no equivalent); for a floating
+    body u̇ (dof + 6) of τ (dof + 6), the inverse of :func:`calculateInverseDynamics`."""
     bd, be = _setup(bodyUniqueId, physicsClientId, backend)
+    if bd.base is not None:
+        q, v = _floating_state(bd, objPositions, objVelocities)
+        tau = bd.base.force_from(bd.floating_args("objTorques", objTorques, 6))
+        return bd.from_floating(bd.base.acceleration(v, be.forward_dynamics(q, v, tau)))
     q, qd, tau = (bd.to_model(v, label) for v, label in ((objPositions, "objPositions"),
                                                         (objVelocities, "objVelocities"), (objTorques, "objTorques")))
     return _vector(bd.from_model(be.forward_dynamics(q, qd, tau)))
@@ -332,7 +427,8 @@ class DynamicsStepper:
     What it does not do: contacts and constraints acting *on this body* (pybullet's
     collision response to it is overwritten each step; other bodies still bounce off it),
     and pybullet's joint limits, joint-speed cap (100 rad/s by default), link damping and
-    motors for it.
+    motors for it; and floating bodies (loaded without ``useFixedBase``): it refuses them
+    with an :class:`~dyn_plugin.errors.InputError` rather than step them as fixed.
     """
 
     def __init__(self, body: int, backend: str = "newton_euler_friction", physicsClientId: int = 0, friction=None,
@@ -343,6 +439,7 @@ class DynamicsStepper:
         p = import_pybullet()
         self._p = p
         self.dynamics = bd = body_dynamics(body, physicsClientId)
+        _fixed_base_only(bd, "DynamicsStepper")
         options.setdefault("gravity", _gravity_in_base(p, bd))
         options.update(_friction_options(bd.model, backend, friction, profile))
         self.backend = get_backend(backend, bd.model, **options)
@@ -446,12 +543,15 @@ class FrictionInjector:
       current direction of motion (at rest: of the direction the applied torque pushes);
     * load-dependent friction (bearings, efficiency) → an explicit torque from the joint
       loads at the previous step's acceleration (a one-step lag).
+
+    Fixed-base bodies only (a floating one is refused with an InputError).
     """
 
     def __init__(self, body: int, friction=None, physicsClientId: int = 0, profile=None):
         p = import_pybullet()
         self._p = p
         self.dynamics = bd = body_dynamics(body, physicsClientId)
+        _fixed_base_only(bd, "FrictionInjector")
         self.backend = get_backend("newton_euler_friction", bd.model, gravity=_gravity_in_base(p, bd),
                                    **_friction_options(bd.model, "newton_euler_friction", friction, profile))
         self.friction = self.backend.friction

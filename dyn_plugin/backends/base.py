@@ -170,11 +170,11 @@ class Backend:
         raise NotImplementedError
 
     def _batch_gravity_torques(self, q):
-        zero = np.zeros_like(q)
+        zero = np.zeros((len(q), self.model.nv))
         return self._batch_inverse_dynamics(q, zero, zero)
 
     def _batch_bias_forces(self, q, qd):
-        return self._batch_inverse_dynamics(q, qd, np.zeros_like(q))
+        return self._batch_inverse_dynamics(q, qd, np.zeros_like(qd))
 
     def _batch_velocity_terms(self, q, qd):
         """C(q, q̇) q̇ alone (gravity off)."""

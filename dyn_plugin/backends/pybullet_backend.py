@@ -1,11 +1,50 @@
 """pybullet behind the Backend interface, configured as a fair reference.
 
-Loaded in its own DIRECT client with ``useFixedBase`` and ``URDF_USE_INERTIA_FROM_FILE``
-(otherwise pybullet recomputes inertia from collision shapes), gravity set, the default
-joint motors disabled (a velocity motor with targetVelocity 0 is pybullet's joint friction),
-and linear, angular and joint damping zeroed (pybullet Quickstart Guide: loadURDF flags,
+Loaded in its own DIRECT client with ``URDF_USE_INERTIA_FROM_FILE`` (otherwise pybullet
+recomputes inertia from collision shapes), gravity set, the default joint motors disabled
+(a velocity motor with targetVelocity 0 is pybullet's joint friction), and linear, angular
+and joint damping zeroed (pybullet Quickstart Guide: loadURDF flags,
 setJointMotorControl2, changeDynamics), so that it computes the rigid body alone, as
-pinocchio does.  Joints are matched by name.
+pinocchio does.  Joints are matched by name.  A fixed-base model is loaded with
+``useFixedBase``; a floating-base one without it, and :class:`PybulletBase` converts
+between pybullet's coordinates of the free base and ours (:mod:`dyn_plugin.floating`).
+
+pybullet's floating base, as measured here (pybullet 3.2.7, bullet3 at 6c888f4, 2025-01)
+--------------------------------------------------------------------------------------
+pybullet keeps the base at its *inertial frame* C: origin at the base link's centre of
+mass c, axes R_i, the pose ``getDynamicsInfo(body, -1)[3:5]`` in the URDF base frame
+(the base link alone: links fixed to it are links of their own).  With R the URDF base
+frame's orientation (ours), p_o its origin, v = [v_o, ω] our base velocity (base frame):
+
+* ``getBasePositionAndOrientation`` / ``resetBasePositionAndOrientation``: p_c = p_o + R c
+  and the orientation R R_i of C (not the URDF frame; ``loadURDF(basePosition=...)`` alone
+  places the URDF frame);
+* ``getBaseVelocity`` / ``resetBaseVelocity``: the world-frame velocity of the base's
+  centre of mass R (v_o + ω × c), and the world-frame angular velocity R ω;
+* ``calculateMassMatrix(body, joint positions (n))``: (n + 6)², the base block first in
+  u = [R_iᵀ ω, R_iᵀ (v_o + ω × c)], *angular first*, both in C (Bullet's
+  ``MultiBodyTree`` FLOATING joint; the base pose does not enter);  u = T v with
+  T = [[0, R_iᵀ], [R_iᵀ, −R_iᵀ[c]×]] on the base, so M_ours = Tᵀ M_pb T;
+* ``calculateInverseDynamics(body, q (n + 7), u (n + 6), u̇ (n + 6))``: q = [p_c,
+  quaternion of R R_i, joints], u as above, u̇ = [R_iᵀ ω̇, the *classical* acceleration of
+  the centre of mass in C: R_iᵀ (a_lin + ω × v_o + ω̇ × c + ω × (ω × c))] (not the time
+  derivative of u's components), and the answer is [force (3), moment (3) at c in C,
+  joint torques] — *linear first*, unlike u: pybullet swaps the base entries of the
+  output only (PhysicsServerCommandProcessor::processInverseDynamicsCommand);
+* its gravity on a floating base is wrong away from rotations about one axis: the
+  quaternion becomes Euler angles (roll x, pitch y, yaw z) with R = R_z R_y R_x, but the
+  tree rebuilds the rotation as (R_x R_y R_z)ᵀ for world → base (MultiBodyTreeImpl.cpp,
+  FLOATING), so the gravity it applies is (R_x R_y R_z)ᵀ g instead of (R_z R_y R_x)ᵀ g
+  (measured: equal to that formula to round-off).  Here every call therefore passes the
+  identity orientation with the gravity set to its value in C, (R R_i)ᵀ g: exact;
+* stepping (btMultiBody): semi-implicit Euler on the *world-frame* velocity of the base's
+  centre of mass and the world angular velocity (v_c⁺ = v_c + dt p̈_c, ω⁺ = ω + dt ω̇),
+  then p_c⁺ = p_c + dt v_c⁺ (a straight line) and the orientation by the exponential of
+  dt ω⁺ (btMultiBody::stepPositionsMultiDof).  The rotation, the angular velocity and
+  the joints follow exactly our scheme (v⁺ = v + dt FD, q⁺ = integrate(q, dt v⁺)); the
+  base's translation differs by O(dt²) a step (a straight line of the centre of mass
+  against the SE(3) exponential's helix of the base origin): :meth:`PybulletBase.bullet_step`
+  is pybullet's scheme in our coordinates.
 """
 
 from __future__ import annotations
@@ -20,9 +59,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import floating
+from ..arrays import state_args
 from ..errors import BackendError, PhysicalValidityWarning
+from ..kinematics import skew
 from ..urdf import urdf_text
-from .base import Backend, batch_args
+from .base import Backend
 
 
 @contextlib.contextmanager
@@ -59,12 +101,174 @@ def _close(client, tmpdir, pybullet):
     tmpdir.cleanup()
 
 
+def _rotate(R: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """R x for rotations (N, 3, 3) and vectors (N, 3)."""
+    return np.einsum("nij,nj->ni", R, x)
+
+
+def _conjugate(quaternion: np.ndarray) -> np.ndarray:
+    return quaternion * np.array([-1.0, -1.0, -1.0, 1.0])
+
+
+class PybulletBase:
+    """pybullet's coordinates of a floating base (see the module docstring) and ours.
+
+    ``com`` c (3,) and ``rotation`` R_i (3, 3): the base's inertial frame C in the URDF
+    base frame, ``getDynamicsInfo(body, -1)[3:5]``.  Every method takes batches (N, ·)
+    whose joint entries (after the base's) pass through unchanged, in whatever order the
+    caller keeps them.  Velocities: v = [v_o, ω, q̇] (ours) and u = [ω_C, v_C, q̇]
+    (pybullet's, ``T`` below); forces: ours [f, m, τ] at the base origin, base frame,
+    and pybullet's inverse-dynamics answer [f_C, m_C, τ] at c in C.
+    """
+
+    def __init__(self, com, quaternion):
+        self.com = np.array(com, dtype=float)
+        self.quaternion = np.array(quaternion, dtype=float)
+        self.rotation = floating.base_rotations(np.concatenate([np.zeros(3), self.quaternion])[None])[0]
+        Rt, C = self.rotation.T, skew(self.com)
+        self.T = np.block([[np.zeros((3, 3)), Rt], [Rt, -Rt @ C]])                   # u = T v
+        self.S = np.block([[C @ self.rotation, self.rotation], [self.rotation, np.zeros((3, 3))]])  # v = S u
+
+    @classmethod
+    def of_body(cls, pybullet, body: int, client: int) -> "PybulletBase":
+        info = pybullet.getDynamicsInfo(body, -1, physicsClientId=client)
+        return cls(info[3], info[4])
+
+    # -- velocities, accelerations, forces, mass matrices ------------------------------------
+
+    def velocity(self, v: np.ndarray) -> np.ndarray:
+        """u (N, 6 + n) of our v (N, 6 + n)."""
+        return np.concatenate([v[:, :6] @ self.T.T, v[:, 6:]], axis=1)
+
+    def velocity_from(self, u: np.ndarray) -> np.ndarray:
+        return np.concatenate([u[:, :6] @ self.S.T, u[:, 6:]], axis=1)
+
+    def _classical(self, v: np.ndarray) -> np.ndarray:
+        """pybullet's u̇ − T a: the velocity products in the centre of mass's classical
+        acceleration, R_iᵀ (ω × v_o + ω × (ω × c)), on the base's linear entries."""
+        w = v[:, 3:6]
+        out = np.zeros_like(v)
+        out[:, 3:6] = (np.cross(w, v[:, 0:3]) + np.cross(w, np.cross(w, self.com))) @ self.rotation
+        return out
+
+    def acceleration(self, v: np.ndarray, a: np.ndarray) -> np.ndarray:
+        """pybullet's u̇ (N, 6 + n) of our acceleration a at velocity v."""
+        return self.velocity(a) + self._classical(v)
+
+    def acceleration_from(self, v: np.ndarray, du: np.ndarray) -> np.ndarray:
+        return self.velocity_from(du - self._classical(v))
+
+    def force(self, tau: np.ndarray) -> np.ndarray:
+        """pybullet's inverse-dynamics answer [f_C, m_C, τ] (N, 6 + n) of our τ: the
+        generalized force of u (Sᵀ τ, ordered as u: moment first), base entries swapped."""
+        dual = tau[:, :6] @ self.S
+        return np.concatenate([dual[:, 3:6], dual[:, 0:3], tau[:, 6:]], axis=1)
+
+    def force_from(self, tau_pb: np.ndarray) -> np.ndarray:
+        dual = np.concatenate([tau_pb[:, 3:6], tau_pb[:, 0:3]], axis=1)
+        return np.concatenate([dual @ self.T, tau_pb[:, 6:]], axis=1)
+
+    def _congruence(self, M: np.ndarray, A: np.ndarray) -> np.ndarray:
+        full = np.eye(M.shape[-1])
+        full[:6, :6] = A
+        return np.swapaxes(full, -1, -2) @ M @ full
+
+    def mass_matrix(self, M: np.ndarray) -> np.ndarray:
+        """pybullet's M (N, 6 + n, 6 + n) (in u) of ours: Sᵀ M S."""
+        return self._congruence(M, self.S)
+
+    def mass_matrix_from(self, M_pb: np.ndarray) -> np.ndarray:
+        """Ours of pybullet's: Tᵀ M_pb T."""
+        return self._congruence(M_pb, self.T)
+
+    # -- poses and world-frame velocities (what pybullet's get/reset functions hold) -----------
+
+    def pose(self, q: np.ndarray) -> tuple:
+        """C's position p_c (N, 3) and orientation quaternion (N, 4) (x, y, z, w) of our
+        configurations q (N, 7 + n)."""
+        R = floating.base_rotations(q)
+        return q[:, 0:3] + _rotate(R, np.broadcast_to(self.com, (len(q), 3))), \
+            floating.quaternion_product(q[:, 3:7], np.broadcast_to(self.quaternion, (len(q), 4)))
+
+    def configuration_from(self, position, quaternion, joints, near=None) -> np.ndarray:
+        """Our q (N, 7 + n) of C's pose (N, 3), (N, 4) and the joints (N, n); with ``near``
+        (N, 4), each quaternion's sign is the one closer to it (q and −q are one rotation)."""
+        base = floating.quaternion_product(np.asarray(quaternion, dtype=float),
+                                            np.broadcast_to(_conjugate(self.quaternion), (len(joints), 4)))
+        base /= np.linalg.norm(base, axis=1, keepdims=True)
+        if near is not None:
+            base *= np.where(np.sum(base * near, axis=1, keepdims=True) < 0, -1.0, 1.0)
+        q = np.concatenate([np.zeros((len(base), 3)), base, joints], axis=1)
+        q[:, 0:3] = np.asarray(position, dtype=float) - _rotate(floating.base_rotations(q),
+                                                               np.broadcast_to(self.com, (len(q), 3)))
+        return q
+
+    def world_velocity(self, q: np.ndarray, v: np.ndarray) -> tuple:
+        """(v_c, ω) in the world (N, 3) each, as ``getBaseVelocity`` gives them."""
+        R, w = floating.base_rotations(q), v[:, 3:6]
+        return _rotate(R, v[:, 0:3] + np.cross(w, self.com)), _rotate(R, w)
+
+    def velocity_from_world(self, q: np.ndarray, linear, angular, joint_rates) -> np.ndarray:
+        """Our v (N, 6 + n) of ``getBaseVelocity``'s (linear, angular) at configurations q."""
+        R = floating.base_rotations(q)
+        w = np.einsum("nji,nj->ni", R, angular)
+        return np.concatenate([np.einsum("nji,nj->ni", R, linear) - np.cross(w, self.com), w, joint_rates], axis=1)
+
+    def gravity(self, q: np.ndarray, gravity: np.ndarray) -> np.ndarray:
+        """The world's gravity (3,) in C (N, 3) at configurations q: (R R_i)ᵀ g."""
+        return np.einsum("nji,j->ni", floating.base_rotations(q), gravity) @ self.rotation
+
+    def bullet_step(self, q: np.ndarray, v: np.ndarray, a: np.ndarray, dt: float) -> tuple:
+        """pybullet's time step in our coordinates, for the acceleration a (ours, N, 6 + n)
+        at (q, v): btMultiBody's semi-implicit Euler on the world velocities of the base's
+        centre of mass and angular velocity (p̈_c and ω̇ in the world, joints q̈), then
+        p_c⁺ = p_c + dt v_c⁺ and the orientation turned by exp(dt ω⁺) (world axis; Bullet's
+        ANGULAR_MOTION_THRESHOLD clamp, |ω| dt > π/4, is not reproduced).  Returns (q⁺, v⁺)."""
+        R, w = floating.base_rotations(q), v[:, 3:6]
+        linear, angular = self.world_velocity(q, v)
+        classical = a[:, 0:3] + np.cross(a[:, 3:6], self.com) + np.cross(w, v[:, 0:3]) \
+            + np.cross(w, np.cross(w, self.com))
+        linear = linear + dt * _rotate(R, classical)
+        angular = angular + dt * _rotate(R, a[:, 3:6])
+        joint_rates = v[:, 6:] + dt * a[:, 6:]
+        position, quaternion = self.pose(q)
+        theta = np.linalg.norm(angular, axis=1, keepdims=True) * dt
+        half_sinc = np.where(theta < 1e-8, 0.5 * dt, np.sin(theta / 2) / np.where(theta > 0, theta, 1.0) * dt)
+        turn = np.concatenate([half_sinc * angular, np.cos(theta / 2)], axis=1)
+        quaternion = floating.quaternion_product(turn, quaternion)
+        quaternion /= np.linalg.norm(quaternion, axis=1, keepdims=True)
+        q_next = self.configuration_from(position + dt * linear, quaternion, q[:, 7:] + dt * joint_rates,
+                                         near=q[:, 3:7])
+        return q_next, self.velocity_from_world(q_next, linear, angular, joint_rates)
+
+    def acceleration_of_step(self, q, v, q_next, v_next, dt: float) -> np.ndarray:
+        """The acceleration a (ours, N, 6 + n) that :meth:`bullet_step` turned (q, v) into
+        (q⁺, v⁺) with: pybullet's one-step acceleration in our coordinates (its
+        (v⁺ − v)/dt differs from a by O(dt) on the base's linear entries, the velocity
+        being updated in the world at the centre of mass)."""
+        R, w = floating.base_rotations(q), v[:, 3:6]
+        linear, angular = self.world_velocity(q, v)
+        linear_next, angular_next = self.world_velocity(q_next, v_next)
+        alpha = np.einsum("nji,nj->ni", R, angular_next - angular) / dt
+        classical = np.einsum("nji,nj->ni", R, linear_next - linear) / dt
+        a_lin = classical - np.cross(alpha, self.com) - np.cross(w, v[:, 0:3]) - np.cross(w, np.cross(w, self.com))
+        return np.concatenate([a_lin, alpha, (v_next[:, 6:] - v[:, 6:]) / dt], axis=1)
+
+
 class PybulletBackend(Backend):
-    """pybullet's calculateInverseDynamics and calculateMassMatrix."""
+    """pybullet's calculateInverseDynamics and calculateMassMatrix, and its stepping.
+
+    A floating-base model is served natively (capability ``floating_base``): q, v, a and τ
+    in our convention (:mod:`dyn_plugin.floating`), converted to and from pybullet's by
+    :class:`PybulletBase` (its coordinates, and its one wrong term, gravity on a turned
+    base, in the module docstring).  The body floats in an empty world: no plane, no
+    contacts; gravity is the model's (world frame).
+    """
 
     name = "pybullet"
     description = "reference: pybullet calculateInverseDynamics / calculateMassMatrix (DIRECT client)"
     kind = "reference"
+    capabilities = frozenset({"floating_base"})
 
     def __init__(self, model, gravity=None):
         super().__init__(model, gravity)
@@ -79,20 +283,41 @@ class PybulletBackend(Backend):
         self.urdf_path = self._urdf_file(Path(tmpdir.name))
         try:
             with c_level_output_silenced():
-                self.body = pybullet.loadURDF(str(self.urdf_path), useFixedBase=True,
+                self.body = pybullet.loadURDF(str(self.urdf_path), useFixedBase=not self.model.floating_base,
                                               flags=pybullet.URDF_USE_INERTIA_FROM_FILE,
                                               physicsClientId=self.client)
         except pybullet.error as exc:
             raise BackendError(f"pybullet cannot load model {self.model.name!r}: {exc}") from None
         configure_reference_body(pybullet, self.body, self.model.gravity, self.client)
-        # calculateInverseDynamics applies the world gravity vector in the base link's
-        # inertial frame (a pybullet quirk on fixed bases): rotate it so the effect is right.
-        base_inertial = pybullet.getDynamicsInfo(self.body, -1, physicsClientId=self.client)[4]
-        R = np.array(pybullet.getMatrixFromQuaternion(base_inertial)).reshape(3, 3)
-        self._gravity_for_inverse_dynamics = R.T @ self.model.gravity
-        pybullet.setGravity(*self._gravity_for_inverse_dynamics, physicsClientId=self.client)
+        self.base = self._floating_base() if self.model.floating_base else None
+        self._gravity_for_inverse_dynamics = None     # a floating base sets it per state
+        if self.base is None:
+            # calculateInverseDynamics applies the world gravity vector in the base link's
+            # inertial frame (a pybullet quirk on fixed bases): rotate it so the effect is right.
+            base_inertial = pybullet.getDynamicsInfo(self.body, -1, physicsClientId=self.client)[4]
+            R = np.array(pybullet.getMatrixFromQuaternion(base_inertial)).reshape(3, 3)
+            self._gravity_for_inverse_dynamics = R.T @ self.model.gravity
+            pybullet.setGravity(*self._gravity_for_inverse_dynamics, physicsClientId=self.client)
         self._map_joints()
         self._motor_friction = None
+
+    def _floating_base(self) -> PybulletBase:
+        """The loaded body's :class:`PybulletBase`, after checking that pybullet frees it
+        (it fixes a base of mass 0 even without useFixedBase) and weighs what the model
+        does (it gives a link without <inertial> 1 kg), and with sleeping off (a slow
+        free body would otherwise be frozen after a while)."""
+        p, body, cid = self._p, self.body, self.client
+        masses = [p.getDynamicsInfo(body, j, physicsClientId=cid)[0]
+                  for j in range(-1, p.getNumJoints(body, physicsClientId=cid))]
+        if masses[0] == 0:
+            raise BackendError(f"pybullet cannot float model {self.model.name!r}: its base link "
+                               f"{self.model.base_link!r} has mass 0, and pybullet fixes such a base to the world")
+        if not np.isclose(sum(masses), self.model.total_mass(), rtol=1e-9, atol=0):
+            warnings.warn(f"{self.model.name}: pybullet's body weighs {sum(masses):.9g} kg, the model "
+                          f"{self.model.total_mass():.9g} kg (a link without <inertial>?); pybullet results will "
+                          "differ from the model", PhysicalValidityWarning, stacklevel=4)
+        p.changeDynamics(body, -1, activationState=p.ACTIVATION_STATE_DISABLE_SLEEPING, physicsClientId=cid)
+        return PybulletBase.of_body(p, body, cid)
 
     def _urdf_file(self, tmpdir: Path) -> Path:
         """The model's own file when it holds exactly the reference text (meshes resolve),
@@ -123,35 +348,95 @@ class PybulletBackend(Backend):
         out[self._order] = x
         return out.tolist()
 
+    def _base_and_joints(self, x):
+        """A velocity-like vector (6 + n,) to pybullet's order: the base's 6, then its joints."""
+        return [float(v) for v in x[:6]] + self._to_pb(x[6:])
+
+    def _from_pb(self, rows: np.ndarray) -> np.ndarray:
+        """pybullet's (N, 6 + n) rows (base first) to our joint order."""
+        return np.concatenate([rows[:, :6], rows[:, 6:][:, self._order]], axis=1)
+
     def _batch_inverse_dynamics(self, q, qd, qdd):
         p, body, cid = self._p, self.body, self.client
+        if self.base is not None:
+            return self._floating_inverse_dynamics(q, qd, qdd)
         if self.model.n == 0:  # pybullet answers None for a body without degrees of freedom
             return np.zeros_like(q)
         rows = [p.calculateInverseDynamics(body, self._to_pb(a), self._to_pb(b), self._to_pb(c), physicsClientId=cid)
                 for a, b, c in zip(q, qd, qdd)]
         return np.array(rows)[:, self._order]
 
+    def _floating_inverse_dynamics(self, q, v, a):
+        """pybullet's inverse dynamics of the free body at the identity orientation, with
+        the gravity set to its value in the base's inertial frame (pybullet's own rotation
+        of gravity is wrong, see the module docstring; the base's pose enters nowhere else)."""
+        p, body, cid, base = self._p, self.body, self.client, self.base
+        q = floating.unit_quaternions(q)
+        u, du, gravity = base.velocity(v), base.acceleration(v, a), base.gravity(q, self.model.gravity)
+        at_rest = [0.0] * 6 + [1.0]
+        rows = []
+        for k in range(len(q)):
+            p.setGravity(*gravity[k], physicsClientId=cid)
+            rows.append(p.calculateInverseDynamics(body, at_rest + self._to_pb(q[k, 7:]), self._base_and_joints(u[k]),
+                                                   self._base_and_joints(du[k]), physicsClientId=cid))
+        return base.force_from(self._from_pb(np.array(rows)))
+
+    def _batch_gravity_torques(self, q):
+        zero = np.zeros((len(q), self.model.nv))     # Backend's default takes zeros_like(q): nq wide on a floating base
+        return self._batch_inverse_dynamics(q, zero, zero)
+
+    def _batch_bias_forces(self, q, qd):
+        return self._batch_inverse_dynamics(q, qd, np.zeros_like(qd))
+
     def _batch_mass_matrix(self, q):
         p, body, cid = self._p, self.body, self.client
+        n, nv = self.model.n, self.model.nv
+        if self.base is not None:    # pybullet takes the joint positions only: M does not depend on the base's pose
+            order = np.concatenate([np.arange(6), 6 + self._order])
+            M = np.array([np.reshape(p.calculateMassMatrix(body, self._to_pb(a[7:]), physicsClientId=cid), (nv, nv))
+                          for a in q]).reshape(len(q), nv, nv)
+            return self.base.mass_matrix_from(M[:, order][:, :, order])
         ix = np.ix_(self._order, self._order)
-        n = self.model.n
         return np.array([np.reshape(p.calculateMassMatrix(body, self._to_pb(a), physicsClientId=cid), (n, n))[ix]
                          for a in q]).reshape(len(q), n, n)
-
 
     # -- stepping: pybullet as the integrator ------------------------------------------
 
     def _set_state(self, q, qd):
         p, body, cid = self._p, self.body, self.client
+        if self.base is not None:
+            position, orientation = self.base.pose(q[None])
+            linear, angular = self.base.world_velocity(q[None], qd[None])
+            p.resetBasePositionAndOrientation(body, position[0].tolist(), orientation[0].tolist(), physicsClientId=cid)
+            p.resetBaseVelocity(body, linear[0].tolist(), angular[0].tolist(), physicsClientId=cid)
+            q, qd = q[7:], qd[6:]
         for j, qi, vi in zip(self.joint_indices, q, qd):
             p.resetJointState(body, j, float(qi), float(vi), physicsClientId=cid)
 
-    def _get_state(self):
-        states = self._p.getJointStates(self.body, self.joint_indices, physicsClientId=self.client)
-        return np.array([s[0] for s in states]), np.array([s[1] for s in states])
+    def _get_state(self, near=None):
+        """(q, q̇) now; a floating base's quaternion with the sign closer to ``near`` (nq,)."""
+        p, body, cid = self._p, self.body, self.client
+        states = p.getJointStates(body, self.joint_indices, physicsClientId=cid) if self.model.n else []
+        q, qd = np.array([s[0] for s in states]), np.array([s[1] for s in states])
+        if self.base is None:
+            return q, qd
+        position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=cid)
+        linear, angular = p.getBaseVelocity(body, physicsClientId=cid)
+        q = self.base.configuration_from(np.array([position]), np.array([orientation]), q[None],
+                                         near=None if near is None else near[None, 3:7])
+        return q[0], self.base.velocity_from_world(q, np.array([linear]), np.array([angular]), qd[None])[0]
 
-    def _step_once(self, tau):
+    def _step_once(self, tau, q=None):
+        """One stepSimulation under τ; a floating base's wrench τ[:6] (at its origin, base
+        frame) is applied as a world-frame force at the origin and a torque, at state q."""
         p, cid = self._p, self.client
+        if self.base is not None:
+            R = floating.base_rotations(q[None])[0]
+            if np.any(tau[:6]):
+                p.applyExternalForce(self.body, -1, (R @ tau[0:3]).tolist(), q[0:3].tolist(), p.WORLD_FRAME,
+                                     physicsClientId=cid)
+                p.applyExternalTorque(self.body, -1, (R @ tau[3:6]).tolist(), p.WORLD_FRAME, physicsClientId=cid)
+            tau = tau[6:]
         if self._motor_friction is not None:
             p.setJointMotorControlArray(self.body, self.joint_indices, p.VELOCITY_CONTROL,
                                         targetVelocities=[0.0] * self.model.n,
@@ -184,7 +469,8 @@ class PybulletBackend(Backend):
 
     def _done_stepping(self):
         p, cid = self._p, self.client
-        p.setGravity(*self._gravity_for_inverse_dynamics, physicsClientId=cid)
+        if self._gravity_for_inverse_dynamics is not None:
+            p.setGravity(*self._gravity_for_inverse_dynamics, physicsClientId=cid)
         for j in self.joint_indices:
             p.changeDynamics(self.body, j, jointDamping=0.0, physicsClientId=cid)
         p.setJointMotorControlArray(self.body, self.joint_indices, p.VELOCITY_CONTROL,
@@ -202,33 +488,41 @@ class PybulletBackend(Backend):
         with targetVelocity 0 and maximum force F, i.e. Coulomb friction with stiction
         applied as a velocity-level impulse (it sticks while |τ| ≤ F and stops a joint
         exactly when the step would cross zero).
+        A floating base: q (nq,), q̇ = v and τ (nv,) in our convention, the base's wrench
+        τ[:6] applied with applyExternalForce/Torque; pybullet's scheme for the base (in
+        the world, at its centre of mass) is :meth:`PybulletBase.bullet_step`.
         Returns ``(q⁺, q̇⁺)`` with the shapes of the inputs.
         """
-        (q, qd, tau), single = batch_args(self.model.n, q=q, qd=qd, tau=tau)
+        (q, qd, tau), single = state_args(self.model, q=q, qd=qd, tau=tau)
+        if self.base is not None:
+            q = floating.unit_quaternions(q)
         q_next, qd_next = np.empty_like(q), np.empty_like(qd)
         self._stepping(dt, joint_damping, motor_friction)
         try:
             for k in range(len(q)):
                 self._set_state(q[k], qd[k])
-                self._step_once(tau[k])
-                q_next[k], qd_next[k] = self._get_state()
+                self._step_once(tau[k], q[k])
+                q_next[k], qd_next[k] = self._get_state(near=q[k])
         finally:
             self._done_stepping()
         return (q_next[0], qd_next[0]) if single else (q_next, qd_next)
 
     def rollout(self, q0, qd0, torque, steps: int, dt: float, joint_damping=None, motor_friction=None):
         """pybullet's own trajectory: ``steps`` steps from (q0, q̇0) with τ = torque(t, q, q̇)
-        (and pybullet's friction, as in :meth:`step`).  Returns ``(q, q̇)`` of shape (steps + 1, n).
+        (and pybullet's friction, as in :meth:`step`).  Returns ``(q, q̇)`` of shape
+        (steps + 1, nq) and (steps + 1, nv) (both n on a fixed base).
         """
-        n = self.model.n
-        q, qd = np.zeros((steps + 1, n)), np.zeros((steps + 1, n))
-        q[0], qd[0] = q0, qd0
+        (q0, qd0), _ = state_args(self.model, q=q0, qd=qd0)
+        if self.base is not None:
+            q0 = floating.unit_quaternions(q0)
+        q, qd = np.zeros((steps + 1, self.model.nq)), np.zeros((steps + 1, self.model.nv))
+        q[0], qd[0] = q0[0], qd0[0]
         self._stepping(dt, joint_damping, motor_friction)
         try:
-            self._set_state(q0, qd0)
+            self._set_state(q[0], qd[0])
             for k in range(steps):
-                self._step_once(torque(k * dt, q[k], qd[k]))
-                q[k + 1], qd[k + 1] = self._get_state()
+                self._step_once(np.asarray(torque(k * dt, q[k], qd[k]), dtype=float), q[k])
+                q[k + 1], qd[k + 1] = self._get_state(near=q[k])
         finally:
             self._done_stepping()
         return q, qd
