@@ -74,7 +74,7 @@ def floor_verdict(comparison) -> str:
     c = comparison
     if not c.floor_applies:
         return ""
-    against = f"; pybullet vs pinocchio {c.floor:.1e}, pass at <= {c.rtol:g} + {c.floor:.1e}"
+    against = f"; reference disagreement {c.floor:.1e}: pass at <= {c.rtol:g} + {c.floor:.1e}"
     if c.pinocchio_error is None:
         return against
     return against + f", ours vs pinocchio's prediction {c.pinocchio_error:.1e} (pass at <= {c.rtol:g})"

@@ -16,9 +16,9 @@ from rich.text import Text
 
 from ...errors import InputError
 from .. import validation
-from ..reporting import floor_verdict
 from ..output import console as _console
 from ..output import one_line, write_or_print
+from ..reporting import floor_verdict
 from .common import EXIT_FAILED, EXIT_OK, LOCAL_CLUSTER
 
 __all__ = ["COMMANDS", "LITERATURE_COUNTS"]
@@ -378,8 +378,10 @@ def _info(args) -> int:
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PhysicalValidityWarning)
-        model = load_robot(args.robot)
-    table = Table(title=f"{escape(model.name)}: {model.n} joints, {model.total_mass():.3f} kg")
+        model = load_robot(args.robot, floating_base=args.floating_base)
+    base = (f", floating base (nq = {model.nq}, nv = {model.nv}; base link {model.base_link!r}: "
+            f"{model.base_mass:.4g} kg)" if model.floating_base else ", fixed base")
+    table = Table(title=f"{escape(model.name)}: {model.n} joints{escape(base)}, {model.total_mass():.3f} kg")
     for column in ("#", "joint", "type", "parent link", "lower", "upper", "link", "mass kg", "COM m"):
         table.add_column(column)
     for i in range(model.n):
@@ -395,6 +397,9 @@ def _info(args) -> int:
         console.print(f"[yellow]warning:[/] {escape(note)}")
     if not notes:
         console.print("[green]every link is physically valid[/] (mass >= 0, inertia PSD, triangle inequality)")
+    if not model.floating_base and model.base_mass > 0:
+        console.print(f"[yellow]note:[/] the base link {escape(repr(model.base_link))} ({model.base_mass:.4g} kg) is "
+                      "fixed to the world here; for a robot that flies, walks or drives, add --floating-base")
     if model.n == 0:
         console.print(f"[yellow]note:[/] {escape(model.name)} has no moving joint (only fixed joints): "
                       "dyn-plugin validate has nothing to compare")
