@@ -251,6 +251,10 @@ class RobotModel:
         if base.shape != (13,) or not np.all(np.isfinite(base)) or self.base_mass < 0:
             raise ModelError(f"model {self.name!r}: the base link's mass, centre of mass (3,) and inertia (3, 3) "
                              f"must be finite (mass >= 0), got {self.base_mass}, {self.base_com}, {self.base_inertia}")
+        problem = non_psd_problem(self.base_inertia) if self.floating_base else None
+        if problem:
+            raise ModelError(f"model {self.name!r}: the floating base link {self.base_link!r} (with the links fixed "
+                             f"to it): {problem}")
         if not np.all(np.isfinite(self.gravity)):
             raise ModelError(f"model {self.name!r}: gravity must be finite, got {self.gravity}")
 
@@ -267,15 +271,32 @@ class RobotModel:
         return notes
 
 
+def non_psd_problem(inertia: np.ndarray) -> Optional[str]:
+    """Why a symmetric inertia (3, 3) kg·m² is not positive semi-definite, or None.  Round-off
+    allowance: 1e-12 of the largest moment, with an absolute floor for an inertia that is
+    zero but for round-off (iCub's l_ankle_2 in example-robot-data has moments ±1.4e-20
+    kg·m², far below any physical part: 1e-18 kg·m² is 1 µg at 1 µm)."""
+    moments = np.linalg.eigvalsh(inertia)
+    scale = max(INERTIA_ROUND_OFF * 1e12, np.abs(moments).max())
+    if moments[0] < -1e-12 * scale:
+        return (f"inertia is not positive semi-definite (principal moments {moments.tolist()}); a physical "
+                "inertia has all principal moments >= 0")
+    return None
+
+
 def check_link_inertia(link: str, mass: float, inertia: np.ndarray, strict: bool = False,
-                       where: str = "") -> None:
+                       where: str = "", welded: bool = False) -> None:
     """Raise :class:`ModelError` for a physically impossible link, warn for a doubtful one.
 
     Conditions: mass finite and >= 0; inertia (about the centre of mass) symmetric with
     non-negative principal moments; each principal moment <= the sum of the other two
     (triangle inequality).  A triangle-inequality break is an error when ``strict``
     (bundled robots) and a :class:`PhysicalValidityWarning` otherwise: pinocchio accepts
-    such a link while pybullet silently zeroes its inertia.
+    such a link while pybullet silently zeroes its inertia.  A link ``welded`` by fixed
+    joints to others (or to the world) is one part of a rigid body: a negative principal
+    moment is then a warning, and the body as a whole is checked
+    (:func:`non_psd_problem`; tiago's 1 mg antenna in example-robot-data, moment
+    −3.5e-8 kg·m², is fixed to its base).
     """
     at = f"link {link!r}{where}"
     if not np.isfinite(mass) or mass < 0:
@@ -285,16 +306,14 @@ def check_link_inertia(link: str, mass: float, inertia: np.ndarray, strict: bool
         raise ModelError(f"{at}: inertia has non-finite entries")
     if not np.allclose(inertia, inertia.T, rtol=0, atol=1e-12 * max(1.0, np.abs(inertia).max())):
         raise ModelError(f"{at}: inertia tensor is not symmetric")
+    problem = non_psd_problem(inertia)
+    if problem and welded and not strict:
+        warnings.warn(f"{at}: {problem}; the link is welded by fixed joints into a larger rigid body, whose "
+                      "inertia is what moves and is checked", PhysicalValidityWarning, stacklevel=3)
+    elif problem:
+        raise ModelError(f"{at}: {problem}")
     moments = np.linalg.eigvalsh(inertia)
-    # Round-off allowance: relative to the largest moment, and an absolute floor for an
-    # inertia that is zero but for round-off (iCub's l_ankle_2 in example-robot-data has
-    # moments ±1.4e-20 kg·m², far below any physical part: 1e-18 kg·m² is 1 µg at 1 µm).
     scale = max(INERTIA_ROUND_OFF * 1e12, np.abs(moments).max())
-    if moments[0] < -1e-12 * scale:
-        raise ModelError(
-            f"{at}: inertia is not positive semi-definite (principal moments {moments.tolist()}); "
-            "a physical inertia has all principal moments >= 0"
-        )
     slack = moments[0] + moments[1] - moments[2]
     if slack < -1e-9 * scale:
         message = (

@@ -23,11 +23,11 @@ from typing import Optional, Union
 import numpy as np
 from lxml import etree
 
-from .errors import URDFError, URDFWarning
+from .errors import ModelError, URDFError, URDFWarning
 from .kinematics import PRISMATIC, REVOLUTE, make_transform, matrix_to_rpy, parallel_axis, rot_x, rot_y, rot_z
 from .mimic import Mimic
 from .mimic import resolve as resolve_mimic
-from .model import DEFAULT_GRAVITY, RobotModel, check_link_inertia
+from .model import DEFAULT_GRAVITY, RobotModel, check_link_inertia, non_psd_problem
 
 MOVING_TYPES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
 SUPPORTED_TYPES = set(MOVING_TYPES) | {"fixed"}
@@ -348,24 +348,30 @@ def _assemble(name, base, links, joints, text, source, strict, gravity) -> Robot
     children = {link: [] for link in links}
     for joint in joints:
         children[joint.parent].append(joint)
-    moving, bodies, without_inertial = [], [], []  # moving: (joint, placement in parent body, parent body)
-    root = _Body()                                  # the base link and the links fixed to it
-    stack, reached = [(None, base, -1, np.eye(4))], 0
+    moving, parts = [], []      # moving: (joint, placement in parent body, parent body); parts: (body, link, X)
+    stack = [(None, base, -1, np.eye(4))]
     while stack:
         joint, link, body, X = stack.pop()
-        reached += 1
         if joint is not None and joint.kind != "fixed":
             moving.append((joint, X, body))
-            bodies.append(_Body())
             body, X = len(moving) - 1, np.eye(4)
-        # links fixed to the base are not listed without <inertial>: they move only with a floating base
-        _add_inertial(bodies[body] if body >= 0 else root, links[link], link, X, f" in {source}", strict,
-                      without_inertial if body >= 0 else [])
+        parts.append((body, link, X))
         for child_joint in sorted(children[link], key=lambda j: j.name, reverse=True):
             stack.append((child_joint, child_joint.child, body, X @ child_joint.origin))
-    if reached < len(links):
+    if len(parts) < len(links):
         raise URDFError(f"{source}: links {sorted(set(links) - _reached(base, children))} are not connected to the "
                         f"root link {base!r} (their joints form a loop)")
+    bodies, root, without_inertial = [_Body() for _ in moving], _Body(), []   # root: the base and links fixed to it
+    sizes = np.bincount([body + 1 for body, _, _ in parts], minlength=len(moving) + 1)   # URDF links per body
+    for body, link, X in parts:
+        # links fixed to the base are not listed without <inertial>: they move only with a floating base
+        _add_inertial(bodies[body] if body >= 0 else root, links[link], link, X, f" in {source}", strict,
+                      without_inertial if body >= 0 else [], welded=body < 0 or sizes[body + 1] > 1)
+    for k, body in enumerate(bodies):
+        problem = non_psd_problem(body.com_and_inertia()[1]) if sizes[k + 1] > 1 else None
+        if problem:
+            welded = [link for b, link, _ in parts if b == k]
+            raise ModelError(f"{source}: the rigid body of links {welded} (welded by fixed joints): {problem}")
     model = _model_from_joints(name, moving, bodies, text, gravity, base)
     base_com, base_inertia = root.com_and_inertia()
     return dataclasses.replace(model, links_without_inertial=tuple(without_inertial), base_mass=root.mass,
@@ -383,12 +389,13 @@ def _reached(base: str, children: dict) -> set:
 
 
 def _add_inertial(body: _Body, inertial: Optional[_Inertial], link: str, X: np.ndarray, where: str,
-                  strict: bool, without_inertial: list) -> None:
-    """Add a link's inertial data, placed at ``X`` in the body's frame."""
+                  strict: bool, without_inertial: list, welded: bool) -> None:
+    """Add a link's inertial data, placed at ``X`` in the body's frame (``welded``: the body
+    has other links, or is the base; see :func:`check_link_inertia`)."""
     if inertial is None:
         without_inertial.append(link)
         return
-    check_link_inertia(link, inertial.mass, inertial.inertia, strict=strict, where=where)
+    check_link_inertia(link, inertial.mass, inertial.inertia, strict=strict, where=where, welded=welded)
     R = X[:3, :3] @ inertial.frame[:3, :3]
     com = X[:3, :3] @ inertial.frame[:3, 3] + X[:3, 3]
     body.add(inertial.mass, com, R @ inertial.inertia @ R.T)
@@ -503,9 +510,13 @@ def _joint_element_xml(joint: JointElement) -> list:
     if joint.kind != "fixed":
         out.append(f'    <axis xyz="{_fmt(joint.axis)}"/>')
     if joint.kind != "fixed" and joint.effort is not None:
-        limit = [f'effort="{_fmt(joint.effort)}"', f'velocity="{_fmt(joint.velocity)}"']
+        # urdfdom takes no infinity: no limit is an absent lower/upper and an effort or
+        # velocity of 0 (what it means to our reader, and to nothing in the dynamics)
+        finite = lambda value: _fmt(value if np.isfinite(value) else 0.0)  # noqa: E731
+        limit = [f'effort="{finite(joint.effort)}"', f'velocity="{finite(joint.velocity)}"']
         if joint.kind != "continuous":
-            limit = [f'lower="{_fmt(joint.lower)}"', f'upper="{_fmt(joint.upper)}"'] + limit
+            limit = [f'{key}="{_fmt(value)}"' for key, value in (("lower", joint.lower), ("upper", joint.upper))
+                     if np.isfinite(value)] + limit
         out.append(f'    <limit {" ".join(limit)}/>')
     if joint.damping or joint.friction:
         out.append(f'    <dynamics damping="{_fmt(joint.damping)}" friction="{_fmt(joint.friction)}"/>')

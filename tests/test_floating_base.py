@@ -163,6 +163,10 @@ def test_armature_and_friction_act_on_the_joints_only():
     assert_close(be.inverse_dynamics(t.q, t.v, t.a), expected, "τ with joint friction")
     assert be.friction.n == n
     assert_close(be.forward_dynamics(t.q, t.v, expected), t.a, "q̈ with joint friction (round trip)")
+    # the rigid-body quantities of a friction backend leave friction out, as on a fixed base
+    assert_close(be.bias_forces(t.q, t.v), t.ref["bias"], "friction backend: bias")
+    assert_close(be.gravity_torques(t.q), t.ref["g"], "friction backend: gravity")
+    assert_close(np.einsum("nij,nj->ni", be.coriolis_matrix(t.q, t.v), t.v), t.ref["Cqd"], "friction backend: C v")
 
 
 def test_integrate_is_pinocchios():

@@ -111,17 +111,25 @@ class FloatingBaseBackend(Backend):
         return self.chain.mass_matrix(floating.chain_configuration(floating.unit_quaternions(q)))
 
     def _batch_gravity_torques(self, q):
-        q, qc = self._chain_state(q, None)
         zero = np.zeros((len(q), self.model.nv))
-        return self.chain.inverse_dynamics(qc, zero, floating.acceleration_offset(self.model, q, zero, velocity=False))
+        return self._rigid_torques(q, zero, gravity=True, velocity=False)
 
     def _batch_bias_forces(self, q, qd):
-        q, qc = self._chain_state(q, qd)
-        return self.chain.inverse_dynamics(qc, qd, floating.acceleration_offset(self.model, q, qd))
+        return self._rigid_torques(q, qd, gravity=True, velocity=True)
 
     def _batch_velocity_terms(self, q, qd):
-        q, qc = self._chain_state(q, qd)
-        return self.chain.inverse_dynamics(qc, qd, floating.acceleration_offset(self.model, q, qd, gravity=False))
+        return self._rigid_torques(q, qd, gravity=False, velocity=True)
+
+    def _rigid_torques(self, q, v, gravity: bool, velocity: bool):
+        """The chain's rigid-body τ at q̈ = d(q, v) (the parts of d asked for): the floating
+        robot's bias, gravity or velocity terms.  A friction backend's inverse dynamics
+        adds its friction, so there it is the chain's rigid bias plus M_chain d."""
+        q, qc = self._chain_state(q, v)
+        d = floating.acceleration_offset(self.model, q, v, gravity=gravity, velocity=velocity)
+        if not type(self.chain).can("friction"):
+            return self.chain.inverse_dynamics(qc, v, d)
+        velocity_part = self.chain.bias_forces(qc, v) if velocity else 0.0       # the chain has no gravity
+        return velocity_part + np.einsum("nij,nj->ni", self.chain.mass_matrix(qc), d)
 
     def _batch_forward_dynamics(self, q, qd, tau):
         q, qc = self._chain_state(q, qd)

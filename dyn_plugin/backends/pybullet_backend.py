@@ -507,6 +507,24 @@ class PybulletBackend(Backend):
             self._done_stepping()
         return (q_next[0], qd_next[0]) if single else (q_next, qd_next)
 
+    def step_acceleration(self, q, qd, q_next, qd_next, dt: float) -> np.ndarray:
+        """The acceleration (N, nv) that a :meth:`step` from (q, q̇) to (q⁺, q̇⁺) applied:
+        (q̇⁺ − q̇)/dt, or on a floating base :meth:`PybulletBase.acceleration_of_step`
+        (pybullet updates the base's velocity in the world, at its centre of mass)."""
+        if self.base is None:
+            return (qd_next - qd) / dt
+        return self.base.acceleration_of_step(q, qd, q_next, qd_next, dt)
+
+    def advance(self, q, qd, qdd, dt: float) -> tuple:
+        """(q⁺, q̇⁺) (N, nq), (N, nv): pybullet's semi-implicit Euler step for the
+        accelerations q̈ (ours, any backend's): q̇⁺ = q̇ + dt q̈, q⁺ = q + dt q̇⁺ on a fixed
+        base; :meth:`PybulletBase.bullet_step` on a floating one (whose base translation
+        differs from :func:`dyn_plugin.floating.integrate`'s by O(dt²) per step)."""
+        if self.base is None:
+            qd_next = qd + dt * qdd
+            return q + dt * qd_next, qd_next
+        return self.base.bullet_step(q, qd, qdd, dt)
+
     def rollout(self, q0, qd0, torque, steps: int, dt: float, joint_damping=None, motor_friction=None):
         """pybullet's own trajectory: ``steps`` steps from (q0, q̇0) with τ = torque(t, q, q̇)
         (and pybullet's friction, as in :meth:`step`).  Returns ``(q, q̇)`` of shape

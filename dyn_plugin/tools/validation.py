@@ -56,8 +56,8 @@ def _one_step(pybullet_backend, backend, s: States, dt: float):
     """
     ours, qd = _our_step(backend, s, dt)
     friction = pybullet_friction(backend.friction) if type(backend).can("stepping") else {}
-    _, qd_next = pybullet_backend.step(s.q, qd, s.tau, dt, **friction)
-    return ours, (qd_next - qd) / dt
+    q_next, qd_next = pybullet_backend.step(s.q, qd, s.tau, dt, **friction)
+    return ours, pybullet_backend.step_acceleration(s.q, qd, q_next, qd_next, dt)
 
 
 def _step_only(backend, states: States, dt: float) -> np.ndarray:
@@ -70,7 +70,7 @@ def _our_step(backend, s: States, dt: float) -> tuple:
     if not type(backend).can("stepping"):
         return backend.forward_dynamics(s.q, s.qd, s.tau), s.qd
     qd = s.qd.copy()
-    qd[1::2] = 0.0
+    qd[1::2, qd.shape[1] - backend.model.n:] = 0.0          # the joints at rest (a floating base keeps moving)
     return (backend.velocity_step(s.q, qd, s.tau, dt) - qd) / dt, qd
 
 
@@ -89,7 +89,9 @@ def validation_friction(model, seed: int, dt: float, q: np.ndarray):
 
     rng = np.random.default_rng([seed, model.n])
     viscous, coulomb = rng.uniform(0, 2, model.n), rng.uniform(0, 10, model.n)
-    stiffness = dt * _largest_damping_rate(get_backend("newton_euler", model).mass_matrix(q), viscous)
+    joints = slice(model.nv - model.n, None)              # M's joint block (after a floating base's 6)
+    M = get_backend("newton_euler", model).mass_matrix(q)[:, joints, joints]
+    stiffness = dt * _largest_damping_rate(M, viscous)
     if stiffness > STIFFNESS:
         viscous = viscous * (STIFFNESS / stiffness)
     return FrictionModel.create(model.n, viscous=viscous, coulomb=coulomb, name="validation",
@@ -197,11 +199,20 @@ class Suite:
     dt: float = 1e-3
     duration: float = 1.0
     trajectory_tol: float = 1e-8
+    floating_base: bool = False     # every robot's root link floats (pinocchio's free-flyer)
+    mimic: bool = False             # <mimic> joints follow their leaders (reduced coordinates)
     description: str = ""
     name: str = "custom"
 
+    def model(self, robot: str):
+        """The model of ``robot`` as this suite validates it (:func:`model_to_validate`)."""
+        return model_to_validate(robot, floating_base=self.floating_base, mimic=self.mimic)
+
     def check(self) -> None:
         """Raise :class:`DynPluginError` naming the first setting that cannot be run."""
+        for key in ("floating_base", "mimic"):
+            if not isinstance(getattr(self, key), bool):
+                raise DynPluginError(f"{key} must be true or false, got {getattr(self, key)!r}")
         for key in ("robots", "backends", "references", "quantities"):
             names = getattr(self, key)
             if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
@@ -237,13 +248,17 @@ def list_suites() -> list:
 
 def _selected(key: str, value, path):
     """A suite's ``robots``, ``backends`` or ``references`` as a list of names.  Besides a
-    list, ``robots = "bundled"`` (every bundled robot) and, for backends and references, a
+    list, ``robots = "bundled"`` (every bundled robot), ``robots = "zoo"`` (:mod:`.zoo`) and, for backends and references, a
     selection from the registry by what backends declare: ``{kind = ["ours", "generated"],
     cannot = ["friction"]}`` (keys kind, can, cannot; see ``registry.backends``)."""
     if key == "robots" and value == "bundled":
         from ..robots import list_robots
 
         return list_robots()
+    if key == "robots" and value == "zoo":  # every URDF of example-robot-data and pybullet_data
+        from .zoo import robots
+
+        return robots()
     if key in ("backends", "references") and isinstance(value, dict):
         unknown = set(value) - {"kind", "can", "cannot"}
         if unknown:
@@ -469,7 +484,7 @@ def _notes(suite: Suite, comparisons: list) -> dict:
     floored = {c.robot for c in comparisons if c.floor_applies}
     with warnings.catch_warnings():  # loaded again: its warnings were shown
         warnings.simplefilter("ignore")
-        models = [model_to_validate(robot) for robot in suite.robots] if floored else []
+        models = [suite.model(robot) for robot in suite.robots] if floored else []
     return {model.name: pybullet_differences(model) for model in models if model.name in floored}
 
 
@@ -528,7 +543,7 @@ KEPT_SETUPS = 4       # a Dask worker gets the robots' tasks interleaved
 
 def _setup(suite: Suite, robot: str) -> _Setup:
     key = (robot, suite.seed, suite.dt, suite.samples, tuple(suite.backends), tuple(suite.references),
-           tuple(suite.quantities))
+           tuple(suite.quantities), suite.floating_base, suite.mimic)
     setup = _SETUPS.pop(key, None) or _build_setup(suite, robot)
     _SETUPS[key] = setup
     while len(_SETUPS) > KEPT_SETUPS:
@@ -537,7 +552,7 @@ def _setup(suite: Suite, robot: str) -> _Setup:
 
 
 def _build_setup(suite: Suite, robot: str) -> _Setup:
-    model = model_to_validate(robot)
+    model = suite.model(robot)
     plain = [q for q in suite.quantities if q in QUANTITIES]
     first = chunk_states(model, suite.seed, Task(robot, 0, 0, min(CHUNK, suite.samples)))
     backends, with_friction = {}, registered_backends(can=("friction",))
@@ -623,15 +638,14 @@ def _chunk_comparisons(suite: Suite, setup: _Setup, states: States) -> list:
 def _torque_law(quantity: str, backend) -> Callable:
     """τ(t, q, q̇) of a trajectory case: zero, or ``backend``'s gravity compensation."""
     if quantity == "traj_zero":
-        return lambda t, q, qd: np.zeros(len(q))
+        return lambda t, q, qd: np.zeros(len(qd))
     return lambda t, q, qd: backend.gravity_torques(q)
 
 
-def _trajectory(backend, q0, qd0, quantity: str, suite: Suite) -> np.ndarray:
-    """q (T, n) of ``backend``'s semi-implicit Euler trajectory in a case of :data:`TRAJECTORIES`."""
-    from ..simulate import simulate
-
-    return simulate(backend, q0, qd0, _torque_law(quantity, backend), suite.duration, suite.dt, on_limit="ignore").q
+def _trajectory(backend, q0, qd0, quantity: str, suite: Suite, pybullet_backend) -> np.ndarray:
+    """q (T, nq) of ``backend``'s trajectory in pybullet's scheme, a case of :data:`TRAJECTORIES`."""
+    return our_trajectory(backend, pybullet_backend, q0, qd0, _torque_law(quantity, backend), suite.duration,
+                          suite.dt)[1]
 
 
 def _trajectory_comparisons(suite: Suite, setup: _Setup) -> list:
@@ -641,19 +655,21 @@ def _trajectory_comparisons(suite: Suite, setup: _Setup) -> list:
     cases, floors = [q for q in TRAJECTORIES if q in suite.quantities], {}
     for quantity in cases:
         with _named_singular_mass_matrix(setup.model, "pinocchio"):
-            predicted, theirs = compare_trajectories(setup.pinocchio, pybullet_backend, q0, qd0,
-                                                     _torque_law(quantity, setup.pinocchio), suite.duration, suite.dt)
-        floors[quantity] = relative_errors(predicted.q, theirs).max()
+            (_, predicted), theirs = compare_trajectories(setup.pinocchio, pybullet_backend, q0, qd0,
+                                                          _torque_law(quantity, setup.pinocchio), suite.duration,
+                                                          suite.dt)
+        floors[quantity] = relative_errors(predicted, theirs).max()
     comparisons = []
     for name, (backend, _) in setup.backends.items():
         for quantity in cases:
             with _named_singular_mass_matrix(setup.model, name):
-                ours, theirs = compare_trajectories(backend, pybullet_backend, q0, qd0, _torque_law(quantity, backend),
-                                                    suite.duration, suite.dt)
-            trace = {"t": ours.t, "ours": ours.q, "pybullet": theirs, "growth": _growth(ours.t, ours.q, theirs)}
-            experiment = functools.partial(_trajectory, q0=q0, qd0=qd0, quantity=quantity, suite=suite)
+                (t, ours), theirs = compare_trajectories(backend, pybullet_backend, q0, qd0,
+                                                         _torque_law(quantity, backend), suite.duration, suite.dt)
+            trace = {"t": t, "ours": ours, "pybullet": theirs, "growth": _growth(t, ours, theirs)}
+            experiment = functools.partial(_trajectory, q0=q0, qd0=qd0, quantity=quantity, suite=suite,
+                                           pybullet_backend=pybullet_backend)
             floor = _floor(setup, name, floors[quantity], suite.trajectory_tol, experiment)
-            comparisons.append(_comparison(setup.model.name, name, "pybullet", quantity, ours.q, theirs,
+            comparisons.append(_comparison(setup.model.name, name, "pybullet", quantity, ours, theirs,
                                            suite.trajectory_tol, trace,
                                            floor=(floor, functools.partial(experiment, _pinocchio_twin(setup, name)))))
     return comparisons
@@ -684,12 +700,13 @@ def _merge(parts: list) -> "Comparison":
                                pinocchio_error=max(pinocchio, default=None))
 
 
-def model_to_validate(robot: str):
-    """The model of ``robot`` (bundled name or URDF path); one without moving joints is refused."""
-    model = load_robot(robot)
-    if model.n == 0:
-        raise ModelError(f"{robot}: robot {model.name!r} has no moving joint (only fixed joints), so there is "
-                         "nothing to compare")
+def model_to_validate(robot: str, floating_base: bool = False, mimic: bool = False):
+    """The model of ``robot`` (bundled name or URDF path; ``floating_base`` and ``mimic`` as
+    :func:`~dyn_plugin.robots.load_robot`'s); one without moving joints is refused."""
+    model = load_robot(robot, floating_base=floating_base, mimic=mimic)
+    if model.nv == 0:
+        raise ModelError(f"{robot}: robot {model.name!r} has no moving joint (only fixed joints) and a fixed base, "
+                         "so there is nothing to compare")
     return model
 
 
@@ -712,14 +729,37 @@ def _named_singular_mass_matrix(model, backend_name: str):
 
 
 def compare_trajectories(backend, pybullet_backend, q0, qd0, torque, duration, dt):
-    """Our semi-implicit Euler trajectory and pybullet's from the same state under the
-    same torque law (and the same friction): ``(Trajectory, q_pybullet (T, n))``."""
+    """``backend``'s trajectory and pybullet's from the same state under the same torque
+    law (and the same friction), both in pybullet's scheme (:func:`our_trajectory`):
+    ``((t (T,), q (T, nq)), q_pybullet (T, nq))``."""
+    t, ours = our_trajectory(backend, pybullet_backend, q0, qd0, torque, duration, dt)
+    friction = pybullet_friction(backend.friction) if type(backend).can("stepping") else {}
+    theirs, _ = pybullet_backend.rollout(q0, qd0, torque, len(t) - 1, dt, **friction)
+    return (t, ours), theirs
+
+
+def our_trajectory(backend, pybullet_backend, q0, qd0, torque, duration, dt) -> tuple:
+    """``(t (T,), q (T, nq))``: ``backend``'s dynamics integrated by pybullet's scheme.  On
+    a fixed base that is :func:`dyn_plugin.simulate.simulate`'s semi-implicit Euler (with
+    the friction backends' impulse steps); on a floating base ``pybullet_backend.advance``
+    (pybullet moves the base's centre of mass on a straight line: its translation differs
+    from simulate's SE(3) step by O(dt) over a second, which is the integrator, not the
+    dynamics)."""
     from ..simulate import simulate
 
-    ours = simulate(backend, q0, qd0, torque, duration, dt, on_limit="ignore")
-    friction = pybullet_friction(backend.friction) if type(backend).can("stepping") else {}
-    theirs, _ = pybullet_backend.rollout(q0, qd0, torque, len(ours.t) - 1, dt, **friction)
-    return ours, theirs
+    if not backend.model.floating_base:
+        run = simulate(backend, q0, qd0, torque, duration, dt, on_limit="ignore")
+        return run.t, run.q
+    steps = int(round(duration / dt))
+    q, qd = np.zeros((steps + 1, backend.model.nq)), np.zeros((steps + 1, backend.model.nv))
+    q[0], qd[0] = q0, qd0
+    stepping = type(backend).can("stepping")
+    for k in range(steps):
+        tau = torque(k * dt, q[k], qd[k])
+        qdd = ((backend.velocity_step(q[k], qd[k], tau, dt) - qd[k]) / dt if stepping
+               else backend.forward_dynamics(q[k], qd[k], tau))
+        (q[k + 1],), (qd[k + 1],) = pybullet_backend.advance(q[k:k + 1], qd[k:k + 1], qdd[None], dt)
+    return np.arange(steps + 1) * dt, q
 
 
 def _growth(t, ours, theirs) -> dict:
@@ -782,7 +822,7 @@ def pybullet_dropped_inertia(model, relative: float = 1e-12) -> dict:
         top = link
         while top in fixed:
             top = fixed[top]
-        if inertial is None or top == model.base_link:  # a link of the fixed base moves nothing
+        if inertial is None or (top == model.base_link and not model.floating_base):  # a fixed base moves nothing
             continue
         rotation, moments = bullet_diagonalize(inertial.inertia)
         dropped = float(np.abs(rotation @ np.diag(moments) @ rotation.T - inertial.inertia).max())
@@ -826,4 +866,5 @@ def pybullet_model(model):
         return None
     with warnings.catch_warnings():  # the model's own warnings were shown
         warnings.simplefilter("ignore")
-        return load_urdf_string(etree.tostring(root, encoding="unicode"), gravity=model.gravity, source=model.name)
+        return load_urdf_string(etree.tostring(root, encoding="unicode"), gravity=model.gravity, source=model.name,
+                                floating_base=model.floating_base, mimic=bool(model.mimic))

@@ -6,13 +6,14 @@ expands that into the discovered files.  Each file gets one line of result
 (:class:`Result`):
 
 * ``pass``: each backend agrees with each reference (pinocchio, pybullet) at ``rtol`` over
-  ``samples`` random states, through :func:`dyn_plugin.tools.validation.run`; a model that
-  pybullet would change (``RobotModel.pybullet_alterations``) or cannot load is compared
-  with pinocchio only, and the line says so;
+  ``samples`` random states, through :func:`dyn_plugin.tools.validation.run` (which holds
+  pybullet to its own disagreement with pinocchio where it changes the model); a model
+  pybullet cannot load is compared with pinocchio only, and the line says so;
 * ``refused: <reason>``: our loader's or model's error; pinocchio then gives its verdict
   on the same file (:func:`pinocchio_verdict`);
 * ``no moving joints``: an object, a plane;
-* ``FAIL <quantity> <error>``: the worst comparison above ``rtol``.
+* ``FAIL <quantity> <error>``: the worst comparison above ``rtol``;
+* ``ERROR <exception>``: any other exception (a bug); the run goes on.
 
 The zoo passes (exit code 0) when every file passes, has no moving joint, or is refused
 for a reason pinocchio shares (it refuses the file too, or its M is NaN or not positive
@@ -43,17 +44,12 @@ from ..robots import load_robot
 from . import validation
 from .output import one_line
 
-__all__ = ["FLOATING_BASE", "PYBULLET_FLOATING", "STATUSES", "ZOO", "Entry", "Result", "ZooReport", "command",
+__all__ = ["PYBULLET_FLOATING", "STATUSES", "ZOO", "Entry", "Result", "ZooReport", "command",
            "discover", "is_zoo", "markdown", "pinocchio_verdict", "robots", "run", "validate_entry"]
 
 ZOO = "zoo"  # the value of ``robots`` in a zoo suite
 STATUSES = ("pass", "refused", "no moving joints", "FAIL", "ERROR")
 
-# Floating-base robots are validated with a free base (pinocchio's free flyer) when this is
-# True: ``load_robot(path, floating_base=True)``, pinocchio's verdict with JointModelFreeFlyer,
-# and ``validation.Suite.floating`` (the robots validation loads with a free base; pending).
-# Until then they are validated fixed-base and their line says "(fixed-base; floating pending)".
-FLOATING_BASE = False
 
 ERD = "example-robot-data"
 # example-robot-data's robots loaded with a free flyer (example-robot-data-loaders 5.0.0,
@@ -165,7 +161,7 @@ class Result:
     dof: Optional[int] = None         # moving joints (None when the loader refuses the file)
     pinocchio: str = ""               # pinocchio's verdict on a refused file
     shared: Optional[bool] = None     # whether pinocchio shares the refusal
-    max_error: Optional[float] = None  # largest |ours − ref| / max(1, |ref|) over every comparison
+    max_error: Optional[float] = None  # largest |ours − ref| / max(1, |ref|) over every comparison (_error)
     warnings: list = dataclasses.field(default_factory=list)  # URDFWarning / PhysicalValidityWarning, short
     seconds: float = 0.0
 
@@ -178,7 +174,7 @@ class Result:
         """The one-line result, e.g. ``pass``, ``refused: <reason>``, ``FAIL M 2.6e-09 (...)``."""
         text = f"refused: {self.detail}" if self.status == "refused" else " ".join(
             part for part in (self.status, self.detail) if part)
-        return text + (" (fixed-base; floating pending)" if self.floating and not FLOATING_BASE else "")
+        return text
 
 
 @dataclasses.dataclass
@@ -212,8 +208,8 @@ class ZooReport:
         return {"dyn_plugin_version": __version__, "versions": installed_versions((ERD, "pybullet", "pin")),
                 "suite": suite, "notes": self.notes, "passed": self.passed, "seconds": round(self.seconds, 1),
                 "files": len(self.results), "counts": self.counts(),
-                "results": [{**dataclasses.asdict(r), "line": r.line, "seconds": round(r.seconds, 2)}
-                            for r in self.results]}
+                "results": [{**{k: v for k, v in dataclasses.asdict(r).items() if k != "path"}, "line": r.line,
+                             "seconds": round(r.seconds, 2)} for r in self.results]}
 
 
 def run(entries: list, suite: validation.Suite, progress: Optional[Callable[[int, Result], None]] = None,
@@ -228,10 +224,6 @@ def run(entries: list, suite: validation.Suite, progress: Optional[Callable[[int
     return ZooReport(suite, results, list(notes), time.perf_counter() - start)
 
 
-def _floating(entry: Entry) -> bool:
-    return FLOATING_BASE and entry.floating
-
-
 def validate_entry(entry: Entry, suite: validation.Suite) -> Result:
     """The result of one file; a DynPluginError (ours, or pybullet's BackendError) is a
     refusal, any other exception an ``ERROR`` (a bug), so that no file stops the run."""
@@ -240,14 +232,14 @@ def validate_entry(entry: Entry, suite: validation.Suite) -> Result:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            model = load_robot(entry.path, floating_base=True) if _floating(entry) else load_robot(entry.path)
-            result.dof = model.n + (6 if _floating(entry) else 0)
+            model = load_robot(entry.path, floating_base=entry.floating)
+            result.dof = model.nv
             if result.dof == 0:
                 result.status = "no moving joints"
             else:
                 references, result.detail = _references(model, suite.references)
-                free = {"floating": [entry.path]} if _floating(entry) else {}  # validation.Suite.floating (pending)
-                report = validation.run(dataclasses.replace(suite, robots=[entry.path], references=references, **free))
+                report = validation.run(dataclasses.replace(suite, robots=[entry.path], references=references,
+                                                            floating_base=entry.floating))
                 _judge(result, report)
         except DynPluginError as error:
             result.status, result.detail = "refused", _short(str(error), entry.path)
@@ -256,34 +248,30 @@ def validate_entry(entry: Entry, suite: validation.Suite) -> Result:
     result.warnings = list(dict.fromkeys(_short(str(w.message), entry.path) for w in caught
                                          if issubclass(w.category, (URDFWarning, PhysicalValidityWarning))))
     if result.status == "refused":
-        result.shared, result.pinocchio = pinocchio_verdict(entry.path, _floating(entry), suite.samples, suite.seed)
+        result.shared, result.pinocchio = pinocchio_verdict(entry.path, entry.floating, suite.samples, suite.seed)
     result.seconds = time.perf_counter() - start
     return result
 
 
 def _references(model, references: list) -> tuple:
     """``(references, note)``: pybullet is left out, when another reference remains, for a
-    model pybullet would change (a link without <inertial>, an inertia breaking the
-    triangle inequality) or cannot load."""
+    model it cannot load.  Where it loads a model it changes (a link without <inertial>, an
+    inertia it diagonalises or zeroes), validation.Comparison judges it against its own
+    disagreement with pinocchio."""
     if "pybullet" not in references or len(references) == 1:
         return list(references), ""
-    changes = model.pybullet_alterations()
-    if changes:
-        why = f"pybullet changes the model: {changes[0]}" + (f" (+{len(changes) - 1} more)" if len(changes) > 1 else "")
-    else:
-        try:
-            get_backend("pybullet", model)
-            return list(references), ""
-        except DynPluginError as error:
-            why = one_line(str(error))
-    others = [r for r in references if r != "pybullet"]
-    return others, f"({', '.join(others)} only; {why})"
+    try:
+        get_backend("pybullet", model)
+        return list(references), ""
+    except DynPluginError as error:
+        others = [r for r in references if r != "pybullet"]
+        return others, f"({', '.join(others)} only; {one_line(str(error))})"
 
 
 def _judge(result: Result, report) -> None:
     """``pass`` or ``FAIL <quantity> <error> (<backend> vs <reference>; ...)`` from a
     validation report, keeping the note on the references in ``result.detail``."""
-    result.max_error = max(c.max_rel for c in report.comparisons)
+    result.max_error = max(_error(c) for c in report.comparisons)
     notes = [result.detail] if result.detail else []
     failures = report.failures()
     if failures:
@@ -298,6 +286,12 @@ def _judge(result: Result, report) -> None:
         if floors:  # validation.Comparison: above rtol against pybullet, within pybullet's own error vs pinocchio
             notes.append(f"(against pybullet within pybullet's own disagreement with pinocchio, {max(floors):.1e})")
     result.detail = " ".join(notes)
+
+
+def _error(c) -> float:
+    """A comparison's error: against pybullet, where pybullet's own disagreement with
+    pinocchio excused it, the error against pinocchio's prediction of the same quantity."""
+    return c.pinocchio_error if getattr(c, "within_floor", False) else c.max_rel
 
 
 def _short(message: str, path: str) -> str:
@@ -385,14 +379,15 @@ def markdown(report: ZooReport) -> str:
             error = "–" if r.max_error is None else f"{r.max_error:.1e}"
             lines.append(f"| {_cell(r.label)} | {'–' if r.dof is None else r.dof} | {_cell(r.line)} | "
                          f"{_cell(r.pinocchio) or '–'} | {error} |")
-    still = {}
+    still = {}  # package/robot folder: file names
     for r in report.results:
         if r.status == "no moving joints":
-            folder, _, name = r.label.rpartition("/")
-            still.setdefault(folder, []).append(name)
+            parts = r.label.split("/")
+            cut = 2 if len(parts) > 2 else 1
+            still.setdefault("/".join(parts[:cut]), []).append("/".join(parts[cut:]))
     if still:
         lines += ["", f"## Without moving joints ({counts['no moving joints']} files)", ""]
-        lines += [f"- {folder}/: " + (", ".join(names) if len(names) <= 12 else f"{len(names)} files")
+        lines += [f"- {folder}/: " + (", ".join(names) if len(names) <= 30 else f"{len(names)} files")
                   for folder, names in still.items()]
     warned = [r for r in report.results if r.warnings]
     if warned:
@@ -420,8 +415,8 @@ def command(args, console) -> int:
         if getattr(args, option, None) is not None:
             raise InputError(f"--{option} does not apply to a zoo suite (each file runs serially, no stepping)")
     suite = validation.load_suite(args.suite)  # robots = "zoo" expands to every file (validation._selected)
-    for key in ("backends", "references", "quantities", "samples", "seed", "rtol"):
-        value = getattr(args, {"backends": "backend", "references": "against", "quantities": "quantity"}.get(key, key))
+    for key, value in (("backends", args.backend), ("references", args.against), ("quantities", args.quantity),
+                       ("samples", args.samples), ("seed", args.seed), ("rtol", args.rtol)):
         if value is not None:
             setattr(suite, key, value)
     suite.check()

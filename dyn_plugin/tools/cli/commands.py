@@ -153,6 +153,10 @@ def _dask_client(args):
 
 
 def _validate(args) -> int:
+    from .. import zoo
+
+    if zoo.is_zoo(args.suite):  # one line per file; refusals are given to pinocchio (tools/zoo.py)
+        return zoo.command(args, _console())
     suite = _suite(args)
     _announce_compilation("validate", suite.backends)
     with _dask_client(args) as client, _progress(len(validation.tasks(suite))) as progress:
@@ -184,7 +188,8 @@ def _suite(args) -> "validation.Suite":
     suite = validation.load_suite(args.suite)
     for key, value in (("robots", args.robot), ("backends", args.backend), ("references", args.against),
                        ("quantities", args.quantity), ("samples", args.samples), ("seed", args.seed),
-                       ("rtol", args.rtol), ("dt", args.dt)):
+                       ("rtol", args.rtol), ("dt", args.dt), ("floating_base", args.floating_base or None),
+                       ("mimic", args.mimic or None)):
         if value is not None:
             setattr(suite, key, value)
     suite.check()
@@ -193,7 +198,7 @@ def _suite(args) -> "validation.Suite":
         if name not in available:
             raise BackendError(f"unknown backend {name!r}; available: {', '.join(available)}")
     for robot in suite.robots:
-        validation.model_to_validate(robot)  # a bad name or file fails here, before any sampling
+        suite.model(robot)  # a bad name or file fails here, before any sampling
     return suite
 
 

@@ -153,6 +153,10 @@ def _validate_arguments(val) -> None:
     val.add_argument("--dt", type=_suite_setting("dt"), metavar="SECONDS",
                      help=from_suite("time step of the pybullet stepping comparisons (step, traj_zero, "
                                      "traj_gravity)", suite.dt))
+    val.add_argument("--floating-base", action="store_true", help=FLOATING_HELP)
+    val.add_argument("--mimic", action="store_true",
+                     help="<mimic> joints follow their leaders (reduced coordinates, pinocchio's mimic=True); "
+                          "default: independent joints, with a warning")
     val.add_argument("--json", metavar="FILE", help="write every figure as JSON ('-' for stdout)")
     val.add_argument("--report", metavar="FILE.md", help="write a Markdown report")
     val.add_argument("--plots", metavar="DIR", help="write error histograms and trajectory overlays (PNG)")
