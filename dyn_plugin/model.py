@@ -55,6 +55,8 @@ class RobotModel:
     links_without_inertial : tuple[str, ...]
         URDF links (other than the base) with no ``<inertial>``: 0 kg here and in
         pinocchio, 1 kg with unit inertia in pybullet.
+    base_links_without_inertial : tuple[str, ...]
+        The same among the base link and the links fixed to it (they move with a floating base).
     floating_base : bool
         The base link moves freely (pinocchio's ``JointModelFreeFlyer`` at the root):
         q = [base position (3) m, base orientation as a unit quaternion (x, y, z, w),
@@ -93,6 +95,7 @@ class RobotModel:
     source_urdf: Optional[str] = None
     source_path: Optional[str] = None
     links_without_inertial: tuple = ()
+    base_links_without_inertial: tuple = ()
     base_link: str = "base_link"
     floating_base: bool = False
     base_mass: float = 0.0
@@ -262,8 +265,9 @@ class RobotModel:
         """What pybullet would change in this model when loading it, one sentence each:
         links without ``<inertial>`` (pybullet: 1 kg, unit inertia) and inertias that break
         the triangle inequality (pybullet zeroes them).  Empty for a fair comparison."""
+        moving = self.links_without_inertial + (self.base_links_without_inertial if self.floating_base else ())
         notes = [f"link {name!r} has no <inertial>: pybullet gives it 1 kg and unit inertia, pinocchio and "
-                 "dyn_plugin 0 kg" for name in self.links_without_inertial]
+                 "dyn_plugin 0 kg" for name in moving]
         for name, I in zip(self.link_names, self.inertias):
             moments = np.linalg.eigvalsh(I)
             if moments[0] + moments[1] - moments[2] < -1e-9 * max(1e-300, abs(moments).max()):

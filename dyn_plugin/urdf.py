@@ -361,12 +361,12 @@ def _assemble(name, base, links, joints, text, source, strict, gravity) -> Robot
     if len(parts) < len(links):
         raise URDFError(f"{source}: links {sorted(set(links) - _reached(base, children))} are not connected to the "
                         f"root link {base!r} (their joints form a loop)")
-    bodies, root, without_inertial = [_Body() for _ in moving], _Body(), []   # root: the base and links fixed to it
+    bodies, root = [_Body() for _ in moving], _Body()              # root: the base and the links fixed to it
+    without_inertial, base_without_inertial = [], []              # (the latter move only with a floating base)
     sizes = np.bincount([body + 1 for body, _, _ in parts], minlength=len(moving) + 1)   # URDF links per body
     for body, link, X in parts:
-        # links fixed to the base are not listed without <inertial>: they move only with a floating base
         _add_inertial(bodies[body] if body >= 0 else root, links[link], link, X, f" in {source}", strict,
-                      without_inertial if body >= 0 else [], welded=body < 0 or sizes[body + 1] > 1)
+                      without_inertial if body >= 0 else base_without_inertial, welded=body < 0 or sizes[body + 1] > 1)
     for k, body in enumerate(bodies):
         problem = non_psd_problem(body.com_and_inertia()[1]) if sizes[k + 1] > 1 else None
         if problem:
@@ -374,7 +374,8 @@ def _assemble(name, base, links, joints, text, source, strict, gravity) -> Robot
             raise ModelError(f"{source}: the rigid body of links {welded} (welded by fixed joints): {problem}")
     model = _model_from_joints(name, moving, bodies, text, gravity, base)
     base_com, base_inertia = root.com_and_inertia()
-    return dataclasses.replace(model, links_without_inertial=tuple(without_inertial), base_mass=root.mass,
+    return dataclasses.replace(model, links_without_inertial=tuple(without_inertial),
+                               base_links_without_inertial=tuple(base_without_inertial), base_mass=root.mass,
                                base_com=base_com, base_inertia=base_inertia)
 
 
