@@ -28,15 +28,13 @@ KEPT_CAPABILITIES = frozenset({"friction", "stepping", "joint_wrenches"})
 SHARED_ATTRIBUTES = frozenset({"compiled"})   # the chain backend's, unchanged
 
 
-def floating_backend(name: str, model, **options) -> Backend:
-    """Backend ``name`` (a registered fixed-base backend) for the floating-base ``model``;
-    ``options`` go to that backend (``gravity=`` is the world's, applied here)."""
-    from .registry import backend_class, get_backend
-
+def floating_backend(name: str, factory, model, get_backend, **options) -> Backend:
+    """Backend ``name`` (registered as ``factory``, a fixed-base backend) for the
+    floating-base ``model``, built on the chain by ``get_backend`` (the registry's);
+    ``options`` go to it (``gravity=`` is the world's, applied here)."""
     gravity = options.pop("gravity", None)
     model = model if gravity is None else model.with_gravity(gravity)
     chain = floating.free_flyer_chain(model)
-    factory = backend_class(name)
     joint_friction = None
     if getattr(factory, "capabilities", frozenset()) >= {"friction"}:
         from ..friction.parameters import resolve_friction

@@ -18,11 +18,9 @@ from ..errors import ModelError
 from .base import Backend
 
 
-def mimic_backend(name: str, model, **options) -> Backend:
-    """Backend ``name`` for ``model`` (with ``model.mimic``) in reduced coordinates."""
-    from .registry import backend_class, get_backend
-
-    factory = backend_class(name)
+def mimic_backend(name: str, factory, model, get_backend, **options) -> Backend:
+    """Backend ``name`` (registered as ``factory``) for ``model`` (with ``model.mimic``) in
+    reduced coordinates, built on every joint by ``get_backend`` (the registry's)."""
     if "friction" in getattr(factory, "capabilities", ()):
         raise ModelError(f"robot {model.name!r} has mimic joints ({', '.join(r.joint for r in model.mimic)}): friction "
                          "backends take independent joints; load it without mimic=True, or use a rigid-body backend")

@@ -93,11 +93,11 @@ def get_backend(name: str, model, **options):
     if getattr(model, "mimic", ()) and "mimic" not in getattr(factory, "capabilities", ()):
         from .mimic_backend import mimic_backend
 
-        return mimic_backend(name, model, **options)
+        return mimic_backend(name, factory, model, get_backend, **options)
     if getattr(model, "floating_base", False) and "floating_base" not in getattr(factory, "capabilities", ()):
         from .floating_base import floating_backend
 
-        return floating_backend(name, model, **options)
+        return floating_backend(name, factory, model, get_backend, **options)
     return factory(model, **options)
 
 

@@ -256,7 +256,7 @@ def _selected(key: str, value, path):
 
         return list_robots()
     if key == "robots" and value == "zoo":  # every URDF of example-robot-data and pybullet_data
-        from .zoo import robots
+        from .zoo_files import robots
 
         return robots()
     if key in ("backends", "references") and isinstance(value, dict):
