@@ -245,3 +245,23 @@ def test_a_massless_base_tree_is_refused_in_forward_dynamics():
     s = random_states(empty, 1, seed=0)
     with pytest.raises(ModelError, match="singular"):
         be.forward_dynamics(s.q[0], s.qd[0], s.tau[0])
+
+
+def test_validate_a_floating_robot_against_both_references(tmp_path):
+    """`dyn-plugin validate --floating-base` on pybullet_data's r2d2: every quantity against
+    pinocchio's free-flyer and pybullet's free body, the stepping and 1 s trajectories in
+    pybullet's own scheme, a friction backend included (its friction on the joints)."""
+    import json
+
+    import pybullet_data
+
+    from dyn_plugin.tools.cli import main
+
+    out = tmp_path / "report.json"
+    r2d2 = f"{pybullet_data.getDataPath()}/r2d2.urdf"
+    assert main(["validate", "--robot", r2d2, "--floating-base", "--backend", "newton_euler", "newton_euler_friction",
+                 "--samples", "8", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    compared = {(c["backend"], c["reference"], c["quantity"]) for c in report["results"]}
+    assert ("newton_euler", "pybullet", "traj_gravity") in compared and ("newton_euler_friction", "pybullet", "step") in compared
+    assert max(c["max_rel"] for c in report["results"]) < 1e-9
