@@ -132,16 +132,15 @@ class RobotModel:
         return len(self.velocity_names)
 
     @property
-    def independent_joints(self) -> tuple:
-        """The joints that are coordinates: all but the mimic joints."""
-        following = {relation.joint for relation in self.mimic}
-        return tuple(name for name in self.joint_names if name not in following)
-
-    @property
     def independent_indices(self) -> np.ndarray:
-        """Joint indices (int array) of :attr:`independent_joints`."""
+        """Joint indices (int array) of the joints that are coordinates: all but the mimic joints."""
         following = {relation.joint for relation in self.mimic}
         return np.array([i for i, name in enumerate(self.joint_names) if name not in following], dtype=int)
+
+    @property
+    def independent_joints(self) -> tuple:
+        """Names of the joints that are coordinates (:attr:`independent_indices`)."""
+        return tuple(self.joint_names[i] for i in self.independent_indices)
 
     @property
     def configuration_names(self) -> tuple:
