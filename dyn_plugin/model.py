@@ -253,7 +253,8 @@ class RobotModel:
         if base.shape != (13,) or not np.all(np.isfinite(base)) or self.base_mass < 0:
             raise ModelError(f"model {self.name!r}: the base link's mass, centre of mass (3,) and inertia (3, 3) "
                              f"must be finite (mass >= 0), got {self.base_mass}, {self.base_com}, {self.base_inertia}")
-        problem = non_psd_problem(self.base_inertia) if self.floating_base else None
+        shifted = self.base_mass * float(self.base_com @ self.base_com)       # the m |c|² it was computed with
+        problem = non_psd_problem(self.base_inertia, shifted) if self.floating_base else None
         if problem:
             raise ModelError(f"model {self.name!r}: the floating base link {self.base_link!r} (with the links fixed "
                              f"to it): {problem}")
@@ -274,13 +275,15 @@ class RobotModel:
         return notes
 
 
-def non_psd_problem(inertia: np.ndarray) -> Optional[str]:
+def non_psd_problem(inertia: np.ndarray, computed_from: float = 0.0) -> Optional[str]:
     """Why a symmetric inertia (3, 3) kg·m² is not positive semi-definite, or None.  Round-off
-    allowance: 1e-12 of the largest moment, with an absolute floor for an inertia that is
+    allowance: 1e-12 of the largest moment, or of ``computed_from`` (kg·m²), the size of the
+    terms it was computed from (a body's inertia about its centre of mass is its inertia
+    about the origin minus m |c|²-terms), with an absolute floor for an inertia that is
     zero but for round-off (iCub's l_ankle_2 in example-robot-data has moments ±1.4e-20
     kg·m², far below any physical part: 1e-18 kg·m² is 1 µg at 1 µm)."""
     moments = np.linalg.eigvalsh(inertia)
-    scale = max(INERTIA_ROUND_OFF * 1e12, np.abs(moments).max())
+    scale = max(INERTIA_ROUND_OFF * 1e12, np.abs(moments).max(), computed_from)
     if moments[0] < -1e-12 * scale:
         return (f"inertia is not positive semi-definite (principal moments {moments.tolist()}); a physical "
                 "inertia has all principal moments >= 0")

@@ -368,7 +368,8 @@ def _assemble(name, base, links, joints, text, source, strict, gravity) -> Robot
         _add_inertial(bodies[body] if body >= 0 else root, links[link], link, X, f" in {source}", strict,
                       without_inertial if body >= 0 else base_without_inertial, welded=body < 0 or sizes[body + 1] > 1)
     for k, body in enumerate(bodies):
-        problem = non_psd_problem(body.com_and_inertia()[1]) if sizes[k + 1] > 1 else None
+        problem = (non_psd_problem(body.com_and_inertia()[1], np.abs(body.inertia_at_origin).max())
+                   if sizes[k + 1] > 1 else None)
         if problem:
             welded = [link for b, link, _ in parts if b == k]
             raise ModelError(f"{source}: the rigid body of links {welded} (welded by fixed joints): {problem}")

@@ -375,3 +375,22 @@ def test_a_joint_about_an_axis_tilted_1e_9_from_its_centre_of_mass_line():
             reference = pin.aba(pm, pd, q, np.zeros(2), tau)
             tolerance = max(1e-12, 1e-15 * np.linalg.cond(M))
             assert rel_err(be.forward_dynamics(q, np.zeros(2), tau), reference) <= tolerance, name
+
+
+def test_links_welded_into_one_body_are_checked_as_that_body():
+    """A link's inertia may break positivity only inside a larger rigid body that does not:
+    a massless rod (one principal moment exactly 0) welded to a point mass 1 m away loads
+    (the body's moments carry round-off of m |c|², not of the rod's 1e-6), and matches
+    pinocchio; a non-physical link welded to a body too small to hide it is refused."""
+    rod = ('<link name="rod"><inertial><origin xyz="0 0 0"/><mass value="0"/><inertia ixx="8.333333333e-06" '
+           'iyy="3e-06" izz="5.333333333e-06" ixy="0" ixz="0" iyz="4e-06"/></inertial></link>')
+    point = link("point", mass=1.0, inertia=(0.0, 0.0, 0.0), com="0.7 -0.4 0.6")
+    xml = robot(rod, point, joint("j1", "base", "rod", axis="1 0 0"),
+                joint("weld", "rod", "point", kind="fixed"), link("tip"), joint("j2", "point", "tip"))
+    assert_matches_pinocchio(xml)
+    bad = ('<link name="rod"><inertial><origin xyz="0 0 0"/><mass value="0.1"/><inertia ixx="1e-3" '
+           'iyy="1e-3" izz="1e-3" ixy="2e-3" ixz="0" iyz="0"/></inertial></link>')
+    with pytest.warns(dp.PhysicalValidityWarning, match="'rod'.*welded"), \
+            pytest.raises(dp.ModelError, match=r"rigid body of links \['rod', 'point'\].*not positive semi-definite"):
+        dp.load_urdf_string(robot(bad, link("point", mass=0.01, inertia=(1e-6, 1e-6, 1e-6)), joint("j1", "base", "rod"),
+                                  joint("weld", "rod", "point", kind="fixed")))
