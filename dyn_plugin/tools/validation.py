@@ -21,6 +21,7 @@ import functools
 import hashlib
 import math
 import time
+import types
 import warnings
 from importlib import resources
 from pathlib import Path
@@ -645,7 +646,7 @@ def _torque_law(quantity: str, backend) -> Callable:
 def _trajectory(backend, q0, qd0, quantity: str, suite: Suite, pybullet_backend) -> np.ndarray:
     """q (T, nq) of ``backend``'s trajectory in pybullet's scheme, a case of :data:`TRAJECTORIES`."""
     return our_trajectory(backend, pybullet_backend, q0, qd0, _torque_law(quantity, backend), suite.duration,
-                          suite.dt)[1]
+                          suite.dt).q
 
 
 def _trajectory_comparisons(suite: Suite, setup: _Setup) -> list:
@@ -655,21 +656,20 @@ def _trajectory_comparisons(suite: Suite, setup: _Setup) -> list:
     cases, floors = [q for q in TRAJECTORIES if q in suite.quantities], {}
     for quantity in cases:
         with _named_singular_mass_matrix(setup.model, "pinocchio"):
-            (_, predicted), theirs = compare_trajectories(setup.pinocchio, pybullet_backend, q0, qd0,
-                                                          _torque_law(quantity, setup.pinocchio), suite.duration,
-                                                          suite.dt)
-        floors[quantity] = relative_errors(predicted, theirs).max()
+            predicted, theirs = compare_trajectories(setup.pinocchio, pybullet_backend, q0, qd0,
+                                                     _torque_law(quantity, setup.pinocchio), suite.duration, suite.dt)
+        floors[quantity] = relative_errors(predicted.q, theirs).max()
     comparisons = []
     for name, (backend, _) in setup.backends.items():
         for quantity in cases:
             with _named_singular_mass_matrix(setup.model, name):
-                (t, ours), theirs = compare_trajectories(backend, pybullet_backend, q0, qd0,
-                                                         _torque_law(quantity, backend), suite.duration, suite.dt)
-            trace = {"t": t, "ours": ours, "pybullet": theirs, "growth": _growth(t, ours, theirs)}
+                ours, theirs = compare_trajectories(backend, pybullet_backend, q0, qd0, _torque_law(quantity, backend),
+                                                    suite.duration, suite.dt)
+            trace = {"t": ours.t, "ours": ours.q, "pybullet": theirs, "growth": _growth(ours.t, ours.q, theirs)}
             experiment = functools.partial(_trajectory, q0=q0, qd0=qd0, quantity=quantity, suite=suite,
                                            pybullet_backend=pybullet_backend)
             floor = _floor(setup, name, floors[quantity], suite.trajectory_tol, experiment)
-            comparisons.append(_comparison(setup.model.name, name, "pybullet", quantity, ours, theirs,
+            comparisons.append(_comparison(setup.model.name, name, "pybullet", quantity, ours.q, theirs,
                                            suite.trajectory_tol, trace,
                                            floor=(floor, functools.partial(experiment, _pinocchio_twin(setup, name)))))
     return comparisons
@@ -731,25 +731,25 @@ def _named_singular_mass_matrix(model, backend_name: str):
 def compare_trajectories(backend, pybullet_backend, q0, qd0, torque, duration, dt):
     """``backend``'s trajectory and pybullet's from the same state under the same torque
     law (and the same friction), both in pybullet's scheme (:func:`our_trajectory`):
-    ``((t (T,), q (T, nq)), q_pybullet (T, nq))``."""
-    t, ours = our_trajectory(backend, pybullet_backend, q0, qd0, torque, duration, dt)
+    ``(ours (.t (T,), .q (T, nq)), q_pybullet (T, nq))``."""
+    ours = our_trajectory(backend, pybullet_backend, q0, qd0, torque, duration, dt)
     friction = pybullet_friction(backend.friction) if type(backend).can("stepping") else {}
-    theirs, _ = pybullet_backend.rollout(q0, qd0, torque, len(t) - 1, dt, **friction)
-    return (t, ours), theirs
+    theirs, _ = pybullet_backend.rollout(q0, qd0, torque, len(ours.t) - 1, dt, **friction)
+    return ours, theirs
 
 
-def our_trajectory(backend, pybullet_backend, q0, qd0, torque, duration, dt) -> tuple:
-    """``(t (T,), q (T, nq))``: ``backend``'s dynamics integrated by pybullet's scheme.  On
-    a fixed base that is :func:`dyn_plugin.simulate.simulate`'s semi-implicit Euler (with
-    the friction backends' impulse steps); on a floating base ``pybullet_backend.advance``
+def our_trajectory(backend, pybullet_backend, q0, qd0, torque, duration, dt):
+    """``backend``'s dynamics integrated by pybullet's scheme, with ``.t`` (T,) s and ``.q``
+    (T, nq).  On a fixed base that is :func:`dyn_plugin.simulate.simulate`'s semi-implicit
+    Euler (with the friction backends' impulse steps: its Trajectory); on a floating base
+    ``pybullet_backend.advance``
     (pybullet moves the base's centre of mass on a straight line: its translation differs
     from simulate's SE(3) step by O(dt) over a second, which is the integrator, not the
     dynamics)."""
     from ..simulate import simulate
 
     if not backend.model.floating_base:
-        run = simulate(backend, q0, qd0, torque, duration, dt, on_limit="ignore")
-        return run.t, run.q
+        return simulate(backend, q0, qd0, torque, duration, dt, on_limit="ignore")
     steps = int(round(duration / dt))
     q, qd = np.zeros((steps + 1, backend.model.nq)), np.zeros((steps + 1, backend.model.nv))
     q[0], qd[0] = q0, qd0
@@ -759,7 +759,7 @@ def our_trajectory(backend, pybullet_backend, q0, qd0, torque, duration, dt) -> 
         qdd = ((backend.velocity_step(q[k], qd[k], tau, dt) - qd[k]) / dt if stepping
                else backend.forward_dynamics(q[k], qd[k], tau))
         (q[k + 1],), (qd[k + 1],) = pybullet_backend.advance(q[k:k + 1], qd[k:k + 1], qdd[None], dt)
-    return np.arange(steps + 1) * dt, q
+    return types.SimpleNamespace(t=np.arange(steps + 1) * dt, q=q, qd=qd)
 
 
 def _growth(t, ours, theirs) -> dict:
