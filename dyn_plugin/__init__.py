@@ -9,6 +9,10 @@ Backends: ``newton_euler`` and ``lagrange_euler`` (ours), the same with joint fr
 motor inertia (``newton_euler_friction``, ``lagrange_euler_friction``; see
 :class:`FrictionModel`; :func:`with_friction` puts the same on any backend), ``pinocchio``
 and ``pybullet`` (the references).  See :func:`list_backends`.
+
+Large batches run in parallel on every core: ``get_backend(..., workers=2)``,
+:func:`set_workers`, :func:`using_workers` or ``DYN_PLUGIN_WORKERS`` choose fewer
+(results are bit-identical for any number).
 """
 
 from . import floating, mimic
@@ -18,6 +22,7 @@ from .dh import DHRow, model_from_dh, read_dh_table
 from .errors import (BackendError, ClusterError, DynPluginError, InputError, ModelError, NumericalError, PhysicalValidityWarning,
                      UnknownRobotError, URDFError, URDFWarning)
 from .friction.parameters import FrictionModel, load_friction
+from .loops import set_workers, using_workers, workers
 from .model import RobotModel
 from .robots import list_robots, load_robot, robot_table
 from .terms import Terms
@@ -46,5 +51,5 @@ __all__ = [
     "list_backends", "list_robots", "load_robot", "load_urdf", "load_urdf_string",
     "model_from_dh", "read_dh_table", "register_backend", "robot_table", "SimulationError", "simulate",
     "to_urdf", "Trajectory",
-    "unregister_backend", "with_friction", "write_urdf",
+    "unregister_backend", "with_friction", "write_urdf", "set_workers", "using_workers", "workers",
 ]

@@ -29,6 +29,7 @@ from ..arrays import _overflow, as_batch, batch_args, check_finite, state_args  
 
 __all__ = ["Backend", "CAPABILITIES", "KINDS", "SINGULAR", "as_batch", "batch_args", "check_finite"]
 from ..errors import ModelError, NumericalError
+from ..loops import using_workers
 from ..model import RobotModel
 
 # M(q) counts as singular when its smallest eigenvalue is below this fraction of its largest.
@@ -96,9 +97,17 @@ class Backend:
 
     # -- public surface: shapes in, shapes out -----------------------------------------
 
+    workers: Optional[int] = None
+    """Cores for this backend's parallel batch loops (``get_backend(..., workers=2)``); None:
+    the process's setting (:func:`dyn_plugin.loops.workers`, every core by default)."""
+
     def _run(self, method, matrix: bool = False, **arrays):
         args, single = state_args(self.model, **arrays)
-        result = method(*args)
+        if self.workers is None:
+            result = method(*args)
+        else:
+            with using_workers(self.workers):
+                result = method(*args)
         # A NaN never leaves the library as an answer.  The sum is NaN or inf whenever an entry
         # is (and cheaper than isfinite().all() on big batches); a finite result whose sum
         # overflows is told apart by the exact test.

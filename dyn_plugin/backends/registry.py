@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import importlib
 from importlib import metadata
-from typing import Callable, Union
+from typing import Callable, Optional, Union
 
 from ..errors import BackendError
+from ..loops import check_workers
 from .base import CAPABILITIES, KINDS
 
 ENTRY_POINT_GROUP = "dyn_plugin.backends"
@@ -79,13 +80,23 @@ def _resolve(name: str) -> Callable:
     return target
 
 
-def get_backend(name: str, model, **options):
+def get_backend(name: str, model, *, workers: Optional[int] = None, **options):
     """Build backend ``name`` for ``model``; ``options`` (e.g. ``gravity=``) go to its factory.
+    ``workers``: cores for its parallel batch loops (default: :func:`dyn_plugin.loops.workers`,
+    every core unless ``DYN_PLUGIN_WORKERS`` or :func:`dyn_plugin.set_workers` says fewer);
+    results are bit-identical for any number.
 
     A floating-base model goes to a backend declaring the ``floating_base`` capability as
     it is, and to any other through :mod:`.floating_base` (the backend runs on the
     robot's free-flyer chain); a model with mimic joints likewise through
     :mod:`.mimic_backend` (the backend runs on every joint) unless it declares ``mimic``."""
+    backend = _build(name, model, **options)
+    if workers is not None:
+        backend.workers = check_workers(workers)
+    return backend
+
+
+def _build(name: str, model, **options):
     _load_entry_points()
     if name not in _factories:
         raise BackendError(f"unknown backend {name!r}; available: {', '.join(list_backends())}")

@@ -41,6 +41,7 @@ from ..errors import BackendError
 from ..symbolic import codegen
 from ..terms import Terms
 from ..compiled import NO_SINGLE_STATE_PATH, SingleStateKernels
+from ..loops import for_size
 from .base import Backend
 from .ours import SingleStateFastPath
 
@@ -240,7 +241,7 @@ class SymbolicBackend(SingleStateFastPath, Backend):
 
     M(q) is generated too (unit-acceleration columns, gravity off, on one expression
     graph).  With ``lang="numba"`` one state goes straight to typed per-state functions,
-    batches run in compiled loops (parallel from 2048 states), and forward dynamics solves
+    batches run in compiled loops over chunks of SIMD lanes (parallel from 2048 states), and forward dynamics solves
     M q̈ = τ − bias by Cholesky in compiled code; with ``"python"`` forward dynamics, bias,
     gravity and Coriolis use the base class's defaults.
     """
@@ -272,15 +273,15 @@ class SymbolicBackend(SingleStateFastPath, Backend):
         return [np.require(a, np.float64, ("C", "W")) for a in arrays]
 
     def _loop(self, function: str, shape: tuple, *arrays):
-        """A generated batch function of numba code without its entry point's checks: the
-        inputs were validated once (Backend._run); a state whose result is not finite
-        (status 4) keeps its non-finite entries, which Backend._run refuses."""
+        """A generated batch function of numba code without its entry point's checks (the
+        inputs were validated once, by Backend._run, which also refuses a result that is
+        not finite): the serial or parallel loop over chunks of SIMD lanes."""
         if self.lang != "numba":
             return getattr(self._module, function)(*arrays)
         arrays = self._prepare(*arrays)
-        out, status = np.empty(shape), np.zeros(len(arrays[0]), np.int64)
-        kind = "parallel" if len(arrays[0]) >= self._module.PARALLEL_FROM else "serial"
-        getattr(self._module, f"_{function}_{kind}")(*arrays, out, status)
+        out = np.empty(shape)
+        loops = getattr(self._module, f"_{function}_serial"), getattr(self._module, f"_{function}_parallel")
+        for_size(loops, len(out))(*arrays, out.reshape(len(out), -1))
         return out
 
     def _batch_inverse_dynamics(self, q, qd, qdd):

@@ -26,7 +26,7 @@ from __future__ import annotations
 from .customise import (PARAMETER_SNAP, PRISMATIC_MOVES, REVOLUTE_MOVES, ROTATION_SNAP, Choice, _alternatives,
                         _axis_frame, _cost, _move_to_parent, _PREPARED, _raw_links, _regroup, _search,
                         _shift_origin, _snap_rotation, _snap_small, _variant, prepare)
-from .emit import (_AS_STATES, _IMPORT_INPUT_ERROR, LANGS, NUMBA_OPTIONS, GeneratedCode, _emit_c, _emit_numba_batch,
+from .emit import (_AS_STATES, _IMPORT_INPUT_ERROR, LANGS, NUMBA_OPTIONS, GeneratedCode, _emit_c, _emit_lanes_batch,
                    _emit_numba_state, _emit_python, _Printer, c_identifier, generate, operation_counts)
 from .graph import Graph
 from .recursion import (Link, _backward, _bias_and_mass_program, _gyroscopic, _id_program, _Joint, _lambda,
@@ -41,6 +41,6 @@ __all__ = ["GENERATOR_VERSION", "LANGS", "GeneratedCode", "generate", "operation
 
 # Private names of the parts that tests reach through this module (kept importable here).
 _PRIVATE = (_AS_STATES, _IMPORT_INPUT_ERROR, _PREPARED, _Joint, _Printer, _Program, _alternatives, _axis_frame,
-            _backward, _bias_and_mass_program, _cost, _emit_c, _emit_numba_batch, _emit_numba_state, _emit_python,
+            _backward, _bias_and_mass_program, _cost, _emit_c, _emit_lanes_batch, _emit_numba_state, _emit_python,
             _gyroscopic, _id_program, _lambda, _mass_matrix_program, _move_to_parent, _newton_euler, _raw_links,
             _regroup, _search, _shift_origin, _snap_rotation, _snap_small, _symbols, _variant)

@@ -13,7 +13,9 @@ evaluation of τ for one state, gravity included:
   H. Jack's 1990 thesis, Appendix B.7, likewise leave out the constant pre-computation).
 
 Each counted operation appears exactly once in the emitted source as one binary
-``*``, ``+``, ``-`` or one ``sin``/``cos`` call (the tests count them).
+``*``, ``+``, ``-`` or one ``sin``/``cos`` call (the tests count them); the numba code
+takes the sine and cosine of an angle from one call, ``s, c = sin_cos(q)``
+(:func:`dyn_plugin.compiled.lanes.sin_cos`), which counts as the ones it names.
 
 Function names
 --------------
@@ -24,8 +26,10 @@ Function names
   ``mass_matrix(q)`` → (N, n, n) or (n, n).  Inputs of another shape, or not finite,
   raise ``dyn_plugin.errors.InputError`` (``ValueError`` where dyn_plugin is not
   installed).
-* ``numba``: the same names and shapes, ``@njit`` loops over the batch (read-only
-  inputs are copied); also ``forward_dynamics`` and ``bias_forces``.
+* ``numba``: the same names and shapes, ``@njit`` loops over the batch in chunks of
+  SIMD lanes, in parallel for large batches (read-only inputs are copied); also
+  ``forward_dynamics`` and ``bias_forces``; ``<name>_state`` for one state (typed,
+  returning a status) and ``_<name>_lanes``, the body over lanes.
 * ``c``: ``void <ident>_inverse_dynamics(const double *q, const double *qd,
   const double *qdd, double *tau)`` for one state (arrays of n doubles) and
   ``void <ident>_inverse_dynamics_batch(long N, const double *q, ...)`` for N states stored
@@ -126,6 +130,21 @@ class _Printer:
         return [(self.var_name[node], self.expr(node, top=True)) for node in self.nodes
                 if node in self.var_name]
 
+    def arithmetic(self) -> list:
+        """``(name, expression)`` for every variable but the sines and cosines, in order."""
+        return [(self.var_name[node], self.expr(node, top=True)) for node in self.nodes
+                if node in self.var_name and self.g.op[node] not in ("sin", "cos")]
+
+    def trig_pairs(self) -> list:
+        """``(angle, sine variable or "_", cosine variable or "_")`` per angle the program
+        takes the sine or cosine of."""
+        pairs: dict = {}
+        for node, name in self.var_name.items():
+            if self.g.op[node] in ("sin", "cos"):
+                pair = pairs.setdefault(self.expr(self.g.args[node][0]), ["_", "_"])
+                pair[self.g.op[node] == "cos"] = name
+        return [(angle, sine, cosine) for angle, (sine, cosine) in pairs.items()]
+
     def inputs(self) -> list:
         """``(variable, array, column)`` of the inputs the program reads."""
         out = []
@@ -196,7 +215,8 @@ def _emit_numba_state(printer, function, args, results, outputs, n) -> str:
              f"    if {lengths}:", "        return 1", f"    for i in range({n}):",
              f"        if not ({finite}):", "            return 2"]
     lines += [f"    {name} = {array}[{col}]" for name, array, col in printer.inputs()]
-    lines += [f"    {name} = {text}" for name, text in printer.assignments()]
+    lines += [f"    {sine}, {cosine} = sin_cos({angle})" for angle, sine, cosine in printer.trig_pairs()]
+    lines += [f"    {name} = {text}" for name, text in printer.arithmetic()]
     lines += [f"    {array}[{', '.join(map(str, index))}] = {printer.output(node)}" for array, index, node in outputs]
     lines += _finite_result(results, n) + ["    return 0"]
     return "\n".join(lines) + "\n"
@@ -218,41 +238,106 @@ def _finite_result(results, n) -> list:
     return lines + ["    if not math.isfinite(total):", "        return 4"]
 
 
-def _emit_numba_entry(function, args, result, shape) -> list:
+def _emit_numba_entry(function, args, result, shape) -> str:
     """The Python entry point of a batch function: checks and converts the inputs
-    (:data:`_AS_STATES`), runs the serial or the parallel loop (by batch size, as
-    dyn_plugin.compiled does) and refuses a batch in which a state failed."""
-    return [
+    (:data:`_AS_STATES`) and runs the serial or the parallel loop over chunks of lanes
+    (:func:`dyn_plugin.loops.for_size`: by batch size and the number of workers)."""
+    return "\n".join([
         f"def {function}({', '.join(args)}):",
         f'    """{function.replace("_", " ").capitalize()}: inputs (N, n), or (n,) for one state."""',
         f"    ({', '.join(args)},), single = _as_states({', '.join(args)})",
         f"    {result} = np.empty({shape})",
-        f"    status = np.zeros({args[0]}.shape[0], np.int64)",
-        f"    loop = _{function}_parallel if {args[0]}.shape[0] >= PARALLEL_FROM else _{function}_serial",
-        f"    loop({', '.join(args)}, {result}, status)",
-        "    refused = np.flatnonzero((status == 1) | (status == 2))  # 4, a non-finite result, is returned as is",
-        "    if refused.size:",
-        '        raise InputError(f"{function}: state {int(refused[0])} was refused (status "'
-        '\n                         f"{int(status[refused[0]])})")'.replace("{function}", function),
-        f"    return {result}[0] if single else {result}"]
+        f"    for_size((_{function}_serial, _{function}_parallel), {args[0]}.shape[0])"
+        f"({', '.join(args)}, {result}.reshape({args[0]}.shape[0], -1))",
+        f"    return {result}[0] if single else {result}", ""])
 
 
-def _emit_numba_batch(function, state, args, result, shape) -> str:
-    """A batch of states: a serial and a parallel loop over the per-state function (each
-    state's status into ``status``), and the entry point."""
-    rows = ", ".join(f"{a}[k]" for a in args + [result])
-    loops = []
+# -- batches over SIMD lanes --------------------------------------------------------------
+# A batch runs in chunks of LANES states stored flat over lanes (dyn_plugin.compiled.lanes):
+# the straight-line program is the body of one loop over the chunk's lanes, which LLVM
+# vectorises (four states per AVX instruction), sin/cos come from a vectorised pass before it,
+# and the chunks run in parallel.  Entries ("rows") of the chunk's input X: q (n), q̇ (n),
+# q̈ (n), then sin q_j (n) and cos q_j (n).
+
+_INPUT_ROW = {"q": 0, "qd": 1, "qdd": 2}
+
+
+def _lane_rows(printer, n) -> dict:
+    """Variable → row of X for every input and every sin/cos the program reads."""
+    rows = {name: _INPUT_ROW[array] * n + col for name, array, col in printer.inputs()}
+    g = printer.g
+    for node, name in printer.var_name.items():
+        if g.op[node] in ("sin", "cos"):
+            (angle,) = g.args[node]
+            rows[name] = (3 if g.op[node] == "sin" else 4) * n + rows[g.value[angle]]
+    return rows
+
+
+def _trig_joints(printer, n) -> list:
+    """Joints whose sin/cos the program reads."""
+    return sorted({row % n for name, row in _lane_rows(printer, n).items() if row >= 3 * n})
+
+
+def _emit_lanes_body(printer, function, outputs, results, n) -> str:
+    """``function(X, *results, m)``: the program for lanes 0..m−1 of X; ``results`` are
+    (name, width) pairs of output arrays of width entries over lanes (flat, as X; a
+    matrix row-major)."""
+    names = [name for name, _ in results]
+    lines = [f"@njit({NUMBA_OPTIONS})", f"def {function}(X, {', '.join(names)}, m):", "    for l in range(m):"]
+    lines += [f"        {name} = X[{row} * LANES + l]" for name, row in _lane_rows(printer, n).items()]
+    lines += [f"        {name} = {text}" for name, text in printer.arithmetic()]
+    lines += [f"        {array}[{index[0] if len(index) == 1 else index[0] * n + index[1]} * LANES + l] = "
+              f"{printer.output(node)}" for array, index, node in outputs]
+    return "\n".join(lines) + "\n"
+
+
+def _emit_lanes_batch(function, args, body, results, trig, n, solve: bool = False) -> str:
+    """The chunk of LANES states beginning at ``start``: inputs ``args`` (N, n) transposed into
+    X (absent q̇/q̈ rows are 0), sin/cos of the ``trig`` joints, the ``body``, and the first
+    result written back to ``out`` (N, width) -- with ``solve``, q̈ = M⁻¹(τ − bias) instead,
+    from the body's results bias and M.  Then the serial and parallel loops over chunks."""
+    present = {_INPUT_ROW[a]: a for a in args if a in _INPUT_ROW}
+    outputs = ", ".join(name for name, _ in results)
+    fill = [f"            X[({row * n} + j) * LANES + l] = {present[row]}[start + l, j]" if row in present
+            else f"            X[({row * n} + j) * LANES + l] = 0.0" for row in range(3)]
+    lines = [f"@njit({NUMBA_OPTIONS})",
+             f"def _{function}_chunk({', '.join(args)}, out, start, X, {outputs}):",
+             f"    m = min({args[0]}.shape[0] - start, LANES)",
+             "    for l in range(m):", f"        for j in range({n}):", *fill]
+    lines += [f"    sin_cos_lanes(X, {j}, {3 * n + j}, {4 * n + j}, m)" for j in trig]
+    lines.append(f"    {body}(X, {outputs}, m)")
+    if solve:
+        lines += ["    for l in range(m):", f"        for i in range({n}):",
+                  f"            bias[i * LANES + l] = {args[-1]}[start + l, i] - bias[i * LANES + l]",
+                  f"    cholesky_solve_lanes(M, bias, bias, {n}, m)"]
+    lines += ["    for l in range(m):", "        for i in range(out.shape[1]):",
+              f"            out[start + l, i] = {results[0][0]}[i * LANES + l]", ""]
+    scratch = ", ".join(f"np.empty({width} * LANES)" for _, width in results)
     for kind, decorator, loop in (("serial", f"@njit({NUMBA_OPTIONS})", "range"),
                                   ("parallel", f"@njit(parallel=True, {NUMBA_OPTIONS})", "prange")):
-        loops += [decorator, f"def _{function}_{kind}({', '.join(args)}, {result}, status):",
-                  f"    for k in {loop}({args[0]}.shape[0]):", f"        status[k] = {state}({rows})", ""]
-    return "\n".join(loops + _emit_numba_entry(function, args, result, shape)) + "\n"
+        lines += [decorator, f"def _{function}_{kind}({', '.join(args)}, out):",
+                  f"    for c in {loop}(({args[0]}.shape[0] + LANES - 1) // LANES):",
+                  f"        _{function}_chunk({', '.join(args)}, out, c * LANES, np.empty({5 * n} * LANES), {scratch})",
+                  ""]
+    return "\n".join(lines) + "\n"
 
 
-def _numba_forward_dynamics(n) -> str:
-    """q̈ = M⁻¹ (τ − τ(q, q̇, 0)) from the generated τ and M, solved by Cholesky; the batch
-    loops allocate their scratch once per chunk of states."""
-    chunk = 64
+def _numba_function(function, program, args, results, n, shape=None) -> list:
+    """The typed one-state function ``<function>_state``, the body over lanes
+    ``_<function>_lanes`` and, given the result's ``shape``, its batch loops and entry point."""
+    printer = _Printer(program, "numba")
+    state_results = [(name, 1 if width == n else 2) for name, width in results]
+    parts = [_emit_numba_state(printer, f"{function}_state", args, state_results, program.outputs, n),
+             _emit_lanes_body(printer, f"_{function}_lanes", program.outputs, results, n)]
+    if shape is not None:
+        parts += [_emit_lanes_batch(function, args, f"_{function}_lanes", results, _trig_joints(printer, n), n),
+                  _emit_numba_entry(function, args, results[0][0], shape)]
+    return parts
+
+
+def _numba_forward_dynamics_state(n) -> str:
+    """One state: the bias alone, and q̈ = M⁻¹ (τ − τ(q, q̇, 0)) from the generated τ and M,
+    solved by Cholesky."""
     return "\n".join([
         f'@njit("int64(float64[::1], float64[::1], float64[::1])", {NUMBA_OPTIONS})',
         "def bias_forces_state(q, qd, tau):",
@@ -279,14 +364,8 @@ def _numba_forward_dynamics(n) -> str:
         '    """q̈ of one state into qdd (M q̈ = τ − bias, Cholesky); status as inverse_dynamics_state."""',
         f"    return _forward_dynamics_core(q, qd, tau, qdd, np.empty(({n}, {n})), np.empty({n}), np.zeros({n}))",
         "",
-    ] + [line for kind, loop in (("serial", "range"), ("parallel", "prange")) for line in (
-        f"@njit({'parallel=True, ' if loop == 'prange' else ''}{NUMBA_OPTIONS})",
-        f"def _forward_dynamics_{kind}(q, qd, tau, qdd, status):",
-        f"    for c in {loop}((q.shape[0] + {chunk - 1}) // {chunk}):",
-        f"        M, rhs, zero = np.empty(({n}, {n})), np.empty({n}), np.zeros({n})",
-        f"        for k in range(c * {chunk}, min(q.shape[0], (c + 1) * {chunk})):",
-        "            status[k] = _forward_dynamics_core(q[k], qd[k], tau[k], qdd[k], M, rhs, zero)",
-        "")] + _emit_numba_entry("forward_dynamics", ["q", "qd", "tau"], "qdd", "q.shape") + [""])
+    ])
+
 
 
 def _emit_c(printer, function, args, result, outputs, n_out, n) -> str:
@@ -378,23 +457,25 @@ def generate(model, lang: str = "python", *, mass_matrix: bool = False,
     elif lang == "numba":
         functions = {"inverse_dynamics": "inverse_dynamics"}
         parts += ["import math", "import numpy as np", "from numba import njit, prange", "",
-                  "from dyn_plugin.compiled.kernels import PARALLEL_FROM, spd_solve",
-                  "from dyn_plugin.errors import InputError", "",
+                  "from dyn_plugin.compiled.kernels import spd_solve",
+                  "from dyn_plugin.compiled.lanes import LANES, cholesky_solve_lanes, sin_cos, sin_cos_lanes",
+                  "from dyn_plugin.errors import InputError", "from dyn_plugin.loops import for_size", "",
                   f"ROBOT = {model.name!r}", f"N_JOINTS = {n}", f"GENERATOR_KEY = {key!r}", f"COUNTS = {counts!r}",
-                  _AS_STATES,
-                  _emit_numba_state(_Printer(id_program, lang), "inverse_dynamics_state", ["q", "qd", "qdd"],
-                                    [("tau", 1)], id_program.outputs, n),
-                  _emit_numba_batch("inverse_dynamics", "inverse_dynamics_state", ["q", "qd", "qdd"], "tau", "q.shape")]
+                  _AS_STATES]
+        parts += _numba_function("inverse_dynamics", id_program, ["q", "qd", "qdd"], [("tau", n)], n, "q.shape")
         if mm_program:
             functions.update(mass_matrix="mass_matrix", forward_dynamics="forward_dynamics", bias_forces="bias_forces")
             fd_program = _bias_and_mass_program(Graph(), links, base_acc)
-            parts += [_emit_numba_state(_Printer(mm_program, lang), "mass_matrix_state", ["q"], [("M", 2)],
-                                        mm_program.outputs, n),
-                      _emit_numba_state(_Printer(fd_program, lang), "bias_and_mass_state", ["q", "qd"],
-                                        [("bias", 1), ("M", 2)], fd_program.outputs, n),
-                      _emit_numba_batch("mass_matrix", "mass_matrix_state", ["q"], "M", f"(q.shape[0], {n}, {n})"),
-                      _numba_forward_dynamics(n),
-                      _emit_numba_batch("bias_forces", "bias_forces_state", ["q", "qd"], "tau", "q.shape")]
+            parts += _numba_function("mass_matrix", mm_program, ["q"], [("M", n * n)], n, f"(q.shape[0], {n}, {n})")
+            parts += _numba_function("bias_and_mass", fd_program, ["q", "qd"], [("bias", n), ("M", n * n)], n)
+            id_trig = _trig_joints(_Printer(id_program, lang), n)
+            parts += [_numba_forward_dynamics_state(n),
+                      _emit_lanes_batch("bias_forces", ["q", "qd"], "_inverse_dynamics_lanes", [("tau", n)], id_trig, n),
+                      _emit_numba_entry("bias_forces", ["q", "qd"], "tau", "q.shape"),
+                      _emit_lanes_batch("forward_dynamics", ["q", "qd", "tau"], "_bias_and_mass_lanes",
+                                        [("bias", n), ("M", n * n)], _trig_joints(_Printer(fd_program, lang), n), n,
+                                        solve=True),
+                      _emit_numba_entry("forward_dynamics", ["q", "qd", "tau"], "qdd", "q.shape")]
     else:
         functions = {"inverse_dynamics": "inverse_dynamics"}
         parts += ["import numpy as np", "", *_IMPORT_INPUT_ERROR, "", f"ROBOT = {model.name!r}",

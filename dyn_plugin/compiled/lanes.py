@@ -1,0 +1,122 @@
+"""What batch code needs to run across SIMD lanes: a sine and cosine that the compiler can
+vectorise, and a Cholesky solve over lanes.
+
+numba (LLVM) vectorises a loop over states only when every operation in its body has a
+vector form.  ``math.sin``/``math.cos`` are calls into the C library, which have none (numba
+has no SVML on this kind of machine), so a loop containing them runs one state at a time,
+and ten sin/cos calls cost about as much as the 300 multiplications and additions of the
+PUMA-560's inverse dynamics.  :func:`sin_cos` is the same function in plain arithmetic:
+
+* Cody & Waite's argument reduction, ``r = x − n·π/2`` with ``n = round(2x/π)``, with π/2
+  split in four parts (fdlibm's ``pio2_1``, ``pio2_2``, ``pio2_3`` of 33 bits each, then
+  ``pio2_3t``) so that ``n·pio2_k`` is exact for ``|n| < 2²⁰`` and r keeps its relative
+  accuracy even next to a zero of sin or cos;
+* sin and cos of ``|r| ≤ π/4`` by fdlibm's minimax polynomials (``__kernel_sin``,
+  ``__kernel_cos``: degree 13 and 14);
+* the quadrant ``n mod 4`` applied by multiplying with 0.0 and 1.0, exactly, instead of by
+  branches, which would stop the vectorisation.
+
+Within 2 units in the last place of the C library's sin and cos for ``|x| <`` :data:`EXACT_RANGE`
+(tests/test_lanes.py holds it); beyond, :func:`sin_cos` and :func:`sin_cos_lanes` call the C
+library.
+
+Arrays "over lanes" are flat, one quantity after the other, each of :data:`LANES` states
+(entry e of lane l at ``e * LANES + l``): the states are contiguous, so the compiler loads
+four at a time, and the distance between two quantities is a constant of the machine code,
+so that it can prove in one test that the quantities read and written do not overlap.  (With
+a 2-D array the distance is the array's run-time stride, and the compiler gives up
+vectorising a body that reads 30 quantities and writes 6: too many overlap tests.)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+
+_OPTIONS = dict(cache=True, error_model="numpy", nogil=True, fastmath={"contract"})
+_jit = nb.njit(**_OPTIONS)
+
+LANES = 256                       # states per chunk over lanes: every row of a chunk stays in L1/L2
+EXACT_RANGE = 2.0 ** 19 * math.pi  # |x| below which n·pio2_k is exact (|n| < 2²⁰)
+
+# fdlibm (e_rem_pio2.c, k_sin.c, k_cos.c)
+_TWO_OVER_PI = 6.36619772367581382433e-01
+_PIO2_1, _PIO2_2, _PIO2_3 = 1.57079632673412561417e+00, 6.07710050630396597660e-11, 2.02226624871116645580e-21
+_PIO2_3T = 8.47842766036889956997e-32
+_S1, _S2, _S3 = -1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579493134e-04
+_S4, _S5, _S6 = 2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969099521155010221e-10
+_C1, _C2, _C3 = 4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05
+_C4, _C5, _C6 = -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11
+
+
+@_jit
+def _reduced_sin_cos(x):
+    """sin x, cos x by reduction to |r| ≤ π/4 and fdlibm's polynomials; branch-free."""
+    n = math.floor(x * _TWO_OVER_PI + 0.5)
+    r = (((x - n * _PIO2_1) - n * _PIO2_2) - n * _PIO2_3) - n * _PIO2_3T
+    z = r * r
+    s = r + r * z * (_S1 + z * (_S2 + z * (_S3 + z * (_S4 + z * (_S5 + z * _S6)))))
+    c = 1.0 - 0.5 * z + z * z * (_C1 + z * (_C2 + z * (_C3 + z * (_C4 + z * (_C5 + z * _C6)))))
+    odd = n - 2.0 * math.floor(0.5 * n)                               # 1.0 in quadrants 1 and 3
+    sign = 1.0 - 2.0 * ((n - 4.0 * math.floor(0.25 * n)) >= 2.0)      # −1.0 in quadrants 2 and 3
+    return sign * ((1.0 - odd) * s + odd * c), sign * ((1.0 - odd) * c - odd * s)
+
+
+@_jit
+def sin_cos(x):
+    """(sin x, cos x), vectorisable: see the module docstring."""
+    if abs(x) < EXACT_RANGE:
+        return _reduced_sin_cos(x)
+    return math.sin(x), math.cos(x)
+
+
+@_jit
+def sin_cos_lanes(X, angle, sine, cosine, m):
+    """The entries ``sine`` and ``cosine`` of X (flat over lanes) = sin and cos of its entry
+    ``angle``, for the first ``m`` lanes: a vectorised loop, then the C library for the rare
+    |x| ≥ EXACT_RANGE."""
+    a, s, c = angle * LANES, sine * LANES, cosine * LANES
+    for l in range(m):
+        X[s + l], X[c + l] = _reduced_sin_cos(X[a + l])
+    for l in range(m):
+        if abs(X[a + l]) >= EXACT_RANGE:
+            X[s + l], X[c + l] = math.sin(X[a + l]), math.cos(X[a + l])
+
+
+@_jit
+def cholesky_solve_lanes(M, B, X, n, m):
+    """X = M⁻¹ B lane by lane for the first ``m`` lanes, all flat over lanes (entry e of lane
+    l at ``e * LANES + l``): ``M`` (n·n entries) each lane's symmetric positive-definite
+    matrix row-major, overwritten by its Cholesky factor L (1/L_jj on the diagonal), ``B``
+    and ``X`` (n entries; X may be B).  A matrix that is not positive definite gives NaN in
+    its lane (the caller refuses non-finite results)."""
+    for j in range(n):
+        jj = (j * n + j) * LANES
+        for k in range(j):
+            jk = (j * n + k) * LANES
+            for l in range(m):
+                M[jj + l] -= M[jk + l] * M[jk + l]
+        for l in range(m):
+            M[jj + l] = 1.0 / math.sqrt(M[jj + l])
+        for i in range(j + 1, n):
+            ij = (i * n + j) * LANES
+            for k in range(j):
+                for l in range(m):
+                    M[ij + l] -= M[(i * n + k) * LANES + l] * M[(j * n + k) * LANES + l]
+            for l in range(m):
+                M[ij + l] *= M[jj + l]
+    for i in range(n):                                        # L y = b
+        for l in range(m):
+            X[i * LANES + l] = B[i * LANES + l]
+        for k in range(i):
+            for l in range(m):
+                X[i * LANES + l] -= M[(i * n + k) * LANES + l] * X[k * LANES + l]
+        for l in range(m):
+            X[i * LANES + l] *= M[(i * n + i) * LANES + l]
+    for i in range(n - 1, -1, -1):                            # Lᵀ x = y
+        for k in range(i + 1, n):
+            for l in range(m):
+                X[i * LANES + l] -= M[(k * n + i) * LANES + l] * X[k * LANES + l]
+        for l in range(m):
+            X[i * LANES + l] *= M[(i * n + i) * LANES + l]
