@@ -411,5 +411,58 @@ def _info(args) -> int:
     return EXIT_OK
 
 
+def _schedule(args) -> int:
+    """``dyn-plugin schedule``: Dhanaraj's ch. 4 task graph of one robot, scheduled."""
+    from rich.table import Table
+
+    from ...parallel import max_concurrency, newton_euler_graph, plot_study, schedule_study, window_lower_bound
+    from ...robots import load_robot
+
+    model = load_robot(args.robot)
+    processors = args.processors
+    if args.max:
+        processors = [max_concurrency(newton_euler_graph(model, args.mode, friction=args.friction))]
+    study = schedule_study(model, args.mode, processors, rules=args.rule, friction=args.friction)
+    if args.json:
+        write_or_print(args.json, study.to_json())
+        if args.json == "-":
+            return EXIT_OK
+    console = _console()
+    console.print(Text(f"{model.name} ({args.mode}{', friction' if args.friction else ''}): {study.tasks} subtasks "
+                       f"of 3 flops, critical path {study.critical_path} levels, maximum concurrency "
+                       f"{study.max_concurrency} (Dhanaraj's layering)"))
+    table = Table(box=None, padding=(0, 0, 0, 2), pad_edge=False)
+    for column in ("rule", "p", "levels", "S_p", "E_p", "lower bound", "window bound", "Dhanaraj App. C"):
+        table.add_column(column, justify="left" if column == "rule" else "right")
+    for s in study.schedules:
+        table.add_row(s.rule, str(s.processors), str(s.levels), f"{s.speedup:.2f}", f"{100 * s.efficiency:.1f} %",
+                      str(s.lower_bound), str(window_lower_bound(study.graph, s.processors)),
+                      str(study.thesis_levels(s.processors) or "–"))
+    console.print(table)
+    if len(study.schedules) == 1:
+        s = study.schedules[0]
+        console.print(Text(f"{s.rule} schedule on {s.processors} processors (task code = link * 100 + subtask "
+                           "of Table 4.1):"))
+        console.print(_schedule_table(s))
+    for note in study.graph.notes:
+        console.print(f"[yellow]note:[/] {escape(note)}")
+    if args.plot:
+        console.print(f"wrote {escape(str(plot_study(study, args.plot)))}")
+    return EXIT_OK
+
+
+def _schedule_table(schedule):
+    """One schedule: a row per level, a column per processor, task codes (link·100 + subtask)."""
+    from rich.table import Table
+
+    table = Table(box=None, padding=(0, 0, 0, 1), pad_edge=False)
+    table.add_column("level", justify="right")
+    for p in range(1, min(schedule.processors, max(map(len, schedule.table))) + 1):
+        table.add_column(f"P{p}", justify="right")
+    for level, tasks in enumerate(schedule.table, start=1):
+        table.add_row(str(level), *map(str, tasks))
+    return table
+
+
 COMMANDS = {"validate": _validate, "friction": _friction, "dataset": _dataset, "robots": _robots, "backends": _backends,
-            "info": _info, "bench": _bench, "codegen": _codegen, "equations": _equations}
+            "info": _info, "bench": _bench, "codegen": _codegen, "equations": _equations, "schedule": _schedule}

@@ -105,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     _dataset_arguments(add("dataset", "states and their dynamics in a chunked, resumable Zarr store"))
     bench_arguments(add("bench", "time per state against pinocchio and pybullet (table, --json, --plot)"))
     _codegen_arguments(add("codegen", "customised straight-line inverse dynamics for one robot (Python, C, numba)"))
+    _schedule_arguments(add("schedule", "static multiprocessor schedules of the Newton-Euler subtasks (Dhanaraj ch. 4)"))
 
     eq = add("equations", "closed-form M, B, C, G (ROBMAT's configuration-space form)")
     eq.add_argument("robot", metavar="NAME_OR_URDF")
@@ -215,3 +216,29 @@ def _codegen_arguments(gen) -> None:
     gen.add_argument("--counts", action="store_true",
                      help="print only the operation counts, next to the published customised algorithms")
     gen.add_argument("--mass-matrix", action="store_true", help="also generate M(q)")
+
+
+def _schedule_arguments(sc) -> None:
+    from ...parallel.scheduling import RULES
+
+    sc.add_argument("robot", metavar="NAME_OR_URDF")
+    count = sc.add_mutually_exclusive_group()
+    count.add_argument("--processors", nargs="+", type=_count(1, None, "processors"), metavar="P",
+                       help="processor counts to schedule (default: 1 to the maximum concurrency)")
+    count.add_argument("--max", action="store_true",
+                       help="only as many processors as the maximum concurrency (the layered schedule)")
+    mode = sc.add_mutually_exclusive_group()
+    mode.add_argument("--general", dest="mode", action="store_const", const="general",
+                      help="Table 4.2's eliminations only, the thesis's general arm (default: --customised)")
+    mode.add_argument("--customised", dest="mode", action="store_const", const="customised",
+                      help="also remove the subtasks of the model's zero offsets and centres of mass, "
+                           "Tables 4.4-4.6 (default)")
+    sc.set_defaults(mode="customised")
+    sc.add_argument("--rule", nargs="+", choices=RULES, default=["critical-path"], metavar="RULE",
+                    help=f"list-scheduling priority, one or more of: {', '.join(RULES)} (thesis: layer by layer "
+                         "with look-ahead, §4.3.3; critical-path: longest remaining chain first) "
+                         "(default: critical-path)")
+    sc.add_argument("--friction", action="store_true",
+                    help="add the bearing and transmission friction subtasks of each joint (Table 3.3)")
+    sc.add_argument("--json", metavar="FILE", help="write the schedules as JSON ('-' for stdout)")
+    sc.add_argument("--plot", metavar="FILE.png", help="write a Gantt chart, and speed-up and efficiency against p")
