@@ -11,6 +11,8 @@ The Newton-Euler recursion is cut into the 43 subtasks per link of Table 4.1, wi
 ("customised"): :mod:`.taskgraph`.  Layering, critical path, list schedules (the thesis's
 look-ahead rule and a critical-path rule), bounds and S_p, E_p work on any task graph
 (:class:`TaskGraph`, or a mapping ``{task: predecessors}``): :mod:`.scheduling`.
+The generated code's operations (1 flop each) are a task graph too,
+:func:`operation_graph`; :func:`decompositions` sets the two side by side.
 :func:`schedule_study` runs a robot over processor counts; :func:`plot_study` draws it;
 :mod:`.thesis` holds the printed figures compared with.
 """
@@ -18,6 +20,7 @@ look-ahead rule and a critical-path rule), bounds and S_p, E_p work on any task 
 from . import thesis
 from .dag import PHASES, Task, TaskGraph, subgraph
 from .gantt import plot_study
+from .operations import decompositions, operation_graph
 from .scheduling import (LAYERINGS, RULES, Schedule, alap_levels, asap_levels, bottom_levels, check_schedule,
                          critical_path, critical_path_length, efficiency, layer_numbers, layers, lower_bound,
                          max_concurrency, schedule, schedule_problems, speedup, window_lower_bound)
@@ -26,7 +29,7 @@ from .taskgraph import MODES, SUBTASKS, newton_euler_graph
 
 __all__ = [
     "LAYERINGS", "MODES", "PHASES", "RULES", "SUBTASKS", "Schedule", "ScheduleStudy", "Task", "TaskGraph",
-    "alap_levels", "asap_levels", "bottom_levels", "check_schedule", "critical_path", "critical_path_length",
+    "alap_levels", "asap_levels", "decompositions", "operation_graph", "bottom_levels", "check_schedule", "critical_path", "critical_path_length",
     "efficiency", "layer_numbers", "layers", "lower_bound", "max_concurrency", "newton_euler_graph", "plot_study",
     "schedule", "schedule_problems", "schedule_study", "speedup", "subgraph", "thesis", "window_lower_bound",
 ]

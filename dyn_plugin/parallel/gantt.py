@@ -32,7 +32,7 @@ def plot_study(study, path, schedule=None) -> Path:
     _gantt(axes[0][0], study, shown)
     if curves:
         _speedup(axes[1][0], study)
-    fig.suptitle(f"{study.robot} ({study.mode}{', friction' if study.friction else ''}): {study.tasks} subtasks of "
+    fig.suptitle(f"{study.robot} ({study.mode}{', friction' if study.friction else ''}): {study.tasks} tasks of "
                  f"{study.graph.flops_per_task} flops, critical path {study.critical_path} levels", fontsize=11)
     fig.tight_layout(rect=(0, 0, 1, 0.96))
     path = Path(path)
@@ -57,7 +57,7 @@ def _gantt(ax, study, shown) -> None:
                 ax.text(level, processor, str(task), ha="center", va="center", fontsize=5, rotation=90)
     ax.set_xlim(0.5, shown.levels + 0.5)
     ax.set_ylim(0.5, shown.processors + 0.5)
-    ax.set_xlabel("level (3 flops each)")
+    ax.set_xlabel(f"level ({study.graph.flops_per_task} flop{'s' if study.graph.flops_per_task > 1 else ''} each)")
     ax.set_ylabel("processor")
     ax.set_yticks(range(1, shown.processors + 1))
     ax.set_title(f"{shown.rule} schedule on {shown.processors} processors: {shown.levels} levels, "

@@ -14,6 +14,7 @@ from . import thesis
 from .dag import TaskGraph
 from .scheduling import (RULES, Schedule, critical_path, critical_path_length, layers, max_concurrency, schedule,
                          window_lower_bound)
+from .operations import operation_graph
 from .taskgraph import newton_euler_graph
 
 EFFICIENT = 0.9   # the Gantt chart shows the largest p this efficient (the thesis picks p by "efficiency above 98 %")
@@ -65,7 +66,8 @@ class ScheduleStudy:
         for s in self.schedules:
             entry = s.as_dict()
             entry["window_lower_bound"] = window_lower_bound(graph, s.processors)
-            entry["time_ms_8086"] = round(s.levels * ms, 4)
+            if graph.flops_per_task == 3:
+                entry["time_ms_8086"] = round(s.levels * ms, 4)
             if self.thesis_levels(s.processors) is not None:
                 entry["thesis_levels"] = self.thesis_levels(s.processors)
             entries.append(entry)
@@ -74,7 +76,8 @@ class ScheduleStudy:
             "flops_per_task": graph.flops_per_task, "critical_path_levels": self.critical_path,
             "max_concurrency": self.max_concurrency, "max_concurrency_asap": max_concurrency(graph, "asap"),
             "thesis_layers": len(layers(graph, "thesis")), "critical_path": critical_path(graph),
-            "task_code": "link * 100 + subtask number (Dhanaraj Table 4.1; 523 = link 5, T23)",
+            "task_code": ("link * 100 + subtask number (Dhanaraj Table 4.1; 523 = link 5, T23)" if graph.info else
+                          "node number of the code generator's expression DAG (one + - or * each)"),
             "ms_per_level_8086": ms,     # Table 4.8: 21.06 ms / 156 subtasks (Intel 8086); time_ms_8086 = levels x this
             "rules": list(dict.fromkeys(s.rule for s in self.schedules)),
             "thesis": _jsonable(self.reference), "notes": list(graph.notes),
@@ -117,13 +120,20 @@ def processor_counts(processors, graph: TaskGraph) -> list:
 def schedule_study(model, mode: str = "customised", processors=None, rules=("critical-path",),
                    friction: bool = False) -> ScheduleStudy:
     """Schedule ``model``'s Newton-Euler task graph (:func:`.taskgraph.newton_euler_graph`
-    in ``mode``, with Table 3.3's friction subtasks when ``friction``) on each processor
+    in ``mode``, with Table 3.3's friction subtasks when ``friction``; mode
+    ``"operations"``: the generated code's operations, :func:`.operations.operation_graph`) on each processor
     count (default: 1 .. maximum concurrency) by each rule of ``rules``."""
     rules = list(dict.fromkeys(rules))
     unknown = [rule for rule in rules if rule not in RULES]
     if unknown or not rules:
         raise InputError(f"scheduling rules must be among {', '.join(RULES)}; got {unknown or rules}")
-    graph = newton_euler_graph(model, mode, friction=friction)
+    if mode == "operations":
+        if friction:
+            raise InputError("friction subtasks (Table 3.3) belong to the 3-flop decomposition, not to the generated "
+                             "code's operations: drop --friction or --operations")
+        graph = operation_graph(model)
+    else:
+        graph = newton_euler_graph(model, mode, friction=friction)
     counts = processor_counts(processors, graph)
     schedules = tuple(schedule(graph, p, rule) for rule in rules for p in counts)
     reference = None if friction else thesis.reference(model, mode)

@@ -415,22 +415,27 @@ def _schedule(args) -> int:
     """``dyn-plugin schedule``: Dhanaraj's ch. 4 task graph of one robot, scheduled."""
     from rich.table import Table
 
-    from ...parallel import max_concurrency, newton_euler_graph, plot_study, schedule_study, window_lower_bound
+    from ...parallel import (max_concurrency, newton_euler_graph, operation_graph, plot_study, schedule_study,
+                             window_lower_bound)
     from ...robots import load_robot
 
     model = load_robot(args.robot)
     processors = args.processors
     if args.max:
-        processors = [max_concurrency(newton_euler_graph(model, args.mode, friction=args.friction))]
+        graph = operation_graph(model) if args.mode == "operations" else \
+            newton_euler_graph(model, args.mode, friction=args.friction)
+        processors = [max_concurrency(graph)]
     study = schedule_study(model, args.mode, processors, rules=args.rule, friction=args.friction)
     if args.json:
         write_or_print(args.json, study.to_json())
         if args.json == "-":
             return EXIT_OK
     console = _console()
-    console.print(Text(f"{model.name} ({args.mode}{', friction' if args.friction else ''}): {study.tasks} subtasks "
-                       f"of 3 flops, critical path {study.critical_path} levels, maximum concurrency "
-                       f"{study.max_concurrency} (Dhanaraj's layering)"))
+    flops = study.graph.flops_per_task
+    console.print(Text(f"{model.name} ({args.mode}{', friction' if args.friction else ''}): {study.tasks} "
+                       f"{'subtasks of 3 flops' if flops == 3 else 'operations of 1 flop'}, critical path "
+                       f"{study.critical_path} levels, maximum concurrency {study.max_concurrency} "
+                       f"({'Dhanaraj' if flops == 3 else 'ASAP'} layering)"))
     table = Table(box=None, padding=(0, 0, 0, 2), pad_edge=False)
     for column in ("rule", "p", "levels", "S_p", "E_p", "lower bound", "window bound", "Dhanaraj App. C"):
         table.add_column(column, justify="left" if column == "rule" else "right")

@@ -233,6 +233,9 @@ def _schedule_arguments(sc) -> None:
     mode.add_argument("--customised", dest="mode", action="store_const", const="customised",
                       help="also remove the subtasks of the model's zero offsets and centres of mass, "
                            "Tables 4.4-4.6 (default)")
+    mode.add_argument("--operations", dest="mode", action="store_const", const="operations",
+                      help="beyond the thesis: the generated customised code's operations (1 flop each, "
+                           "dyn-plugin codegen's exact counts) instead of 3-flop subtasks")
     sc.set_defaults(mode="customised")
     sc.add_argument("--rule", nargs="+", choices=RULES, default=["critical-path"], metavar="RULE",
                     help=f"list-scheduling priority, one or more of: {', '.join(RULES)} (thesis: layer by layer "
