@@ -37,7 +37,7 @@ import numba as nb
 _OPTIONS = dict(cache=True, error_model="numpy", nogil=True, fastmath={"contract"})
 _jit = nb.njit(**_OPTIONS)
 
-LANES = 256                       # states per chunk over lanes: every row of a chunk stays in L1/L2
+LANES = 128                       # states per chunk over lanes: a chunk's 30 quantities (30 KB) stay in L1
 EXACT_RANGE = 2.0 ** 19 * math.pi  # |x| below which n·pio2_k is exact (|n| < 2²⁰)
 
 # fdlibm (e_rem_pio2.c, k_sin.c, k_cos.c)

@@ -17,9 +17,12 @@ GENERATOR_VERSION = "13"
 
 def model_key(model, lang: str = "", regroup: bool = True) -> str:
     """SHA-256 (hex) of every model parameter the dynamics depend on, the generator
-    version, the language and the options: the on-disk cache key."""
+    version, the states per chunk of lanes, the language and the options: the on-disk
+    cache key."""
+    from ..compiled.lanes import LANES     # numba freezes it into the generated module's machine code
+
     h = hashlib.sha256()
-    for item in (GENERATOR_VERSION, lang, str(regroup), model.name, "|".join(model.joint_types)):
+    for item in (GENERATOR_VERSION, str(LANES), lang, str(regroup), model.name, "|".join(model.joint_types)):
         h.update(item.encode("utf-8", "surrogatepass"))
         h.update(b"\0")
     for array in (model.parents, model.joint_rotations, model.joint_positions, model.axes,
