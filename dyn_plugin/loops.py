@@ -1,10 +1,12 @@
-"""Batch loops compiled twice: serially, and in parallel over the cores from PARALLEL_FROM
-states; and how many cores ("workers") the parallel ones use.
-
-Shared by the compiled kernels (:mod:`dyn_plugin.compiled.kernels`), the generated code
-(:mod:`dyn_plugin.symbolic.emit`) and the compiled friction law
-(:mod:`dyn_plugin.friction.law`); numba is imported only when a loop is compiled or run in
-parallel, so that importing this module costs nothing.
+"""Batch loops in parallel over the cores from PARALLEL_FROM states, and how many cores
+("workers") they use.  Two ways: loops compiled twice, serially and with numba's prange
+(:func:`serial_and_parallel`, :func:`for_size`: the compiled kernels of
+:mod:`dyn_plugin.compiled.kernels` and the friction law of :mod:`dyn_plugin.friction.law`),
+and one compiled function over a block of states that releases the GIL, run by threads
+(:func:`run_blocks`: the generated code of :mod:`dyn_plugin.symbolic.emit`, whose bodies
+are large enough that compiling a prange copy of each would double its compile time).
+numba is imported only when a loop is compiled or run in parallel, so that importing this
+module costs nothing.
 
 Workers: every usable core by default; ``DYN_PLUGIN_WORKERS`` (environment, read once),
 :func:`set_workers` (process-wide) and :func:`using_workers` (a ``with`` block in this
@@ -29,6 +31,7 @@ WORKERS_ENV = "DYN_PLUGIN_WORKERS"
 
 _process_workers: Optional[int] = None
 _local = threading.local()
+_executor = None
 
 
 def serial_and_parallel(body, options: dict) -> tuple:
@@ -95,6 +98,36 @@ def using_workers(workers: Optional[int]):
         yield
     finally:
         _local.workers = previous
+
+
+def run_blocks(blocks, N: int, *arrays) -> None:
+    """``blocks(*arrays, start, stop)`` (a compiled function that releases the GIL) over the
+    states 0..N−1: at once for fewer than PARALLEL_FROM states or one worker, else split into
+    :func:`workers` contiguous blocks run by as many threads, each block starting at a
+    multiple of :data:`dyn_plugin.compiled.lanes.LANES`, so that the chunks, and the results,
+    are the same for any number of workers."""
+    count = workers() if N >= PARALLEL_FROM else 1
+    if count == 1:
+        blocks(*arrays, 0, N)
+        return
+    from .compiled.lanes import LANES
+
+    per_block = -(-N // (count * LANES)) * LANES
+    starts = range(0, N, per_block)
+    pending = [_pool().submit(blocks, *arrays, start, min(N, start + per_block)) for start in starts[1:]]
+    blocks(*arrays, 0, min(N, per_block))
+    for future in pending:
+        future.result()
+
+
+def _pool():
+    """The threads that run blocks beside the caller's (one fewer than the usable cores)."""
+    global _executor
+    if _executor is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _executor = ThreadPoolExecutor(max_workers=max(1, available_cores() - 1), thread_name_prefix="dyn_plugin")
+    return _executor
 
 
 def for_size(loops: tuple, N: int):

@@ -258,3 +258,230 @@ def test_check_exits_1_on_a_miss_only():
     assert bench.exit_code(targets, check=True) == 1
     assert bench.exit_code(targets, check=False) == 0
     assert bench.exit_code(targets[:1], check=True) == 0
+
+
+# -- cores: the --workers sweep, parallel efficiency, the physical limit -----------------------
+
+needs_two_cores = pytest.mark.skipif(dp.loops.available_cores() < 2, reason="needs 2 usable cores")
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    """ID and M of the PUMA-560, ours (one of them generated) and pinocchio, at 1 and 2
+    workers; ``seen``: the workers each of the spy backend's batch calls ran under."""
+    seen = []
+
+    def spy(model, **options):
+        be = dp.get_backend("newton_euler", model, **options)
+        original = be.inverse_dynamics
+
+        def inverse_dynamics(q, qd, qdd):
+            seen.append((np.ndim(q), dp.workers()))
+            return original(q, qd, qdd)
+        be.inverse_dynamics = inverse_dynamics
+        return be
+
+    dp.register_backend("spy_workers", spy)
+    try:
+        result = bench.run_bench(robots=["puma560"], backends=["spy_workers", "symbolic_numba"], ops=["ID", "M"],
+                                 against=["pinocchio", "pinocchio_parallel"], workers=[2, 1, 2], **FAST)
+    finally:
+        dp.unregister_backend("spy_workers")
+    return result, seen
+
+
+@needs_two_cores
+def test_workers_sweep_measures_batches_once_per_worker_count(sweep):
+    result, seen = sweep
+    doc = json.loads(json.dumps(result.as_dict()))
+    assert doc["settings"]["workers"] == [1, 2] and doc["settings"]["pinocchio_threads"] == [1, 2]
+    rows = {}
+    for r in doc["results"]:
+        assert "workers" in r and r["median_ns"] == pytest.approx(1e3 * r["median_us"], rel=1e-12)
+        rows.setdefault((r["op"], r["backend"], r["N"]), []).append(r["workers"])
+    for op in ("ID", "M"):
+        for backend in ("spy_workers", "symbolic_numba"):
+            assert rows[(op, backend, 1)] == [None]            # single states: timed once, serial
+            assert sorted(rows[(op, backend, 10)]) == [1, 2]   # batches: once per number of workers
+        assert rows[(op, "pinocchio", 1)] == rows[(op, "pinocchio", 10)] == [None]  # the per-call loop: once
+    assert rows[("ID", "pinocchio_parallel", 1)] == [2]           # its threads, once for one state
+    assert sorted(rows[("ID", "pinocchio_parallel", 10)]) == [1, 2]
+    assert ("M", "pinocchio_parallel", 10) not in rows
+    assert {k for ndim, k in seen if ndim == 2} >= {1, 2}       # the batches really ran under each setting
+    # ratios to pinocchio_parallel are at equal cores
+    for k in (1, 2):
+        ours = result.find("puma560", "ID", "symbolic_numba", 10, k)
+        par = result.find("puma560", "ID", "pinocchio_parallel", 10, k)
+        assert ours.workers == par.workers == k
+        assert ours.ratio_parallel == pytest.approx(ours.median_us / par.median_us, rel=1e-12)
+    assert result.find("puma560", "ID", "symbolic_numba", 10).workers == 2   # default: the most workers
+
+
+@needs_two_cores
+def test_scaling_efficiency_is_computed_from_the_measured_times(sweep):
+    result, _ = sweep
+    scaling = result.as_dict()["scaling"]
+    assert {(s["op"], s["backend"]) for s in scaling} == {("ID", "spy_workers"), ("ID", "symbolic_numba"),
+                                                          ("M", "spy_workers"), ("M", "symbolic_numba"),
+                                                          ("ID", "pinocchio_parallel")}
+    for s in scaling:
+        assert s["workers"] == 2 and s["N"] == 10
+        one = result.find("puma560", s["op"], s["backend"], 10, 1).median_us
+        two = result.find("puma560", s["op"], s["backend"], 10, 2).median_us
+        assert s["ns_per_state_1"] == pytest.approx(1e3 * one) and s["ns_per_state"] == pytest.approx(1e3 * two)
+        assert s["efficiency"] == pytest.approx(one / (2 * two), rel=1e-12)
+        assert s["speedup"] == pytest.approx(one / two, rel=1e-12)
+
+
+def test_scaling_arithmetic_on_chosen_times():
+    def fake(backend, N, us, workers):
+        return bench.Measurement(robot="r", op="ID", backend=backend, call="x", N=N, timed_states=N, number=1,
+                                 repeats_us=[us], first_call_s=0.0, workers=workers)
+
+    result = bench.BenchResult(settings={"workers": [1, 2, 4]}, environment={}, unavailable=[], checks=[], warmups=[],
+                               notes=[], robots={"r": 6},
+                               measurements=[fake("a", 1, 5.0, None), fake("a", 1000, 8.0, 1), fake("a", 1000, 5.0, 2),
+                                             fake("a", 1000, 2.5, 4), fake("pinocchio", 1000, 9.0, None),
+                                             fake("b", 1000, 3.0, 2)])   # no 1-worker time: no efficiency
+    rows = {s["workers"]: s for s in bench.parallel_scaling(result)}
+    assert set(rows) == {2, 4}
+    assert rows[2]["efficiency"] == pytest.approx(0.8) and rows[2]["speedup"] == pytest.approx(1.6)
+    assert rows[4]["efficiency"] == pytest.approx(0.8) and rows[4]["speedup"] == pytest.approx(3.2)
+
+
+def test_peak_is_positive_and_finite():
+    peak = bench.measure_peak([1], target=0.002, repeats=2)
+    assert set(peak["gflops"]) == {"1"} and peak["all_cores"] == 1
+    assert np.isfinite(peak["gflops_1_core"]) and peak["gflops_1_core"] > 0
+    assert peak["gflops_all_cores"] == peak["gflops_1_core"] == max(peak["repeats_gflops"]["1"])
+    assert "FMA" in bench.environment_line({**_ENV, "peak_flops": peak})
+
+
+def test_peak_before_and_after_keeps_the_best():
+    def peak(one, two):
+        return {"gflops": {"1": one, "2": two}, "repeats_gflops": {"1": [one], "2": [two]}, "seconds": 0.1}
+
+    best = bench.best_peak(peak(30.0, 70.0), peak(50.0, 60.0))
+    assert best["gflops"] == {"1": 50.0, "2": 70.0} and best["gflops_1_core"] == 50.0
+    assert best["gflops_all_cores"] == 70.0 and best["all_cores"] == 2 and best["measurements"] == 2
+    assert best["repeats_gflops"]["2"] == [70.0, 60.0]
+
+
+_ENV = {"versions": {"dyn_plugin": "0", "python": "3"}, "cpu": "cpu", "usable_cores": 2, "cores": 2,
+        "pinocchio_parallel_threads": 2, "date": "2026-01-01"}
+
+
+@needs_two_cores
+def test_limit_follows_from_the_counts_and_the_peak(sweep):
+    from dyn_plugin.symbolic.codegen import generate
+
+    result, _ = sweep
+    peak = result.environment["peak_flops"]
+    assert set(peak["gflops"]) >= {"1", "2"}
+    assert all(np.isfinite(g) and g > 0 for g in peak["gflops"].values())
+    be = dp.get_backend("symbolic_numba", dp.load_robot("puma560"))
+    counts = be.counts
+    mm = generate(be.model, "python", mass_matrix=True).mass_matrix_counts
+    expected = {"ID": counts["multiplications"] + counts["additions"] + bench.TRIG_FLOPS * counts["trig"],
+                "M": mm["multiplications"] + mm["additions"] + bench.TRIG_FLOPS * mm["trig"]}
+    n = be.model.n
+    fd = bench.operation_flops(be)["FD"]
+    assert fd["flops"] == (fd["counts"]["multiplications"] + fd["counts"]["additions"]
+                           + bench.TRIG_FLOPS * fd["counts"]["trig"] + n + round(n ** 3 / 3) + 2 * n * n)
+    limits = result.as_dict()["limits"]
+    assert {(r["op"], r["backend"]) for r in limits} == {("ID", "symbolic_numba"), ("M", "symbolic_numba")}
+    for r in limits:
+        assert r["flops_per_state"] == expected[r["op"]] and r["N"] == 10
+        for k, gflops in peak["gflops"].items():
+            assert r["limit_ns_per_state"][k] == pytest.approx(r["flops_per_state"] / gflops, rel=1e-12)
+        assert r["limit_ns_all_cores"] == pytest.approx(r["flops_per_state"] / peak["gflops_all_cores"])
+        for k in ("1", "2"):
+            m = r["measured"][k]
+            ns = result.find("puma560", r["op"], "symbolic_numba", 10, int(k)).median_ns
+            assert m["ns_per_state"] == pytest.approx(ns)
+            assert m["percent_of_peak"] == pytest.approx(100 * r["limit_ns_per_state"][k] / ns, rel=1e-12)
+
+
+@needs_two_cores
+def test_sweep_tables_plot_and_json_round_trip(sweep, tmp_path):
+    from rich.console import Console
+
+    result, _ = sweep
+    console = Console(record=True, width=250)
+    bench.print_report(result, console)
+    text = console.export_text()
+    assert "parallel scaling" in text and "E = t(1) / (K · t(K))" in text
+    assert "physical limit" in text and "% of peak" in text and "GFLOP/s" in text
+    path = bench.plot_scaling(result, tmp_path / "sweep.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
+    doc = json.loads(json.dumps(result.as_dict()))
+    again = bench.BenchResult.from_dict(doc).as_dict()
+    assert {k: v for k, v in again.items() if k != "seconds"} == {k: v for k, v in doc.items() if k != "seconds"}
+
+
+def _generated_result(workers, cores=2, ours=None, parallel=None):
+    """The PUMA-560 at N = 1 and 100,000: pinocchio 2 µs, pinocchio_parallel ``parallel``
+    µs and symbolic_numba ``ours`` µs per state, by number of workers."""
+    def fake(backend, N, us, k):
+        return bench.Measurement(robot="puma560", op="ID", backend=backend, call="x", N=N, timed_states=N, number=1,
+                                 repeats_us=[us], first_call_s=0.0, repeats_requested=1, workers=k)
+
+    ms = [fake("pinocchio", N, 2.0, None) for N in (1, 100_000)] + [fake("symbolic_numba", 1, 1.0, None)]
+    ms += [fake("symbolic_numba", 100_000, ours[k], k) for k in workers]
+    ms += [fake("pinocchio_parallel", 100_000, parallel[k], k) for k in workers]
+    result = bench.BenchResult(settings={"backends": ["symbolic_numba"], "against": ["pinocchio", "pinocchio_parallel"],
+                                         "ops": ["ID"], "sizes": [1, 100_000], "workers": list(workers)},
+                               environment={"dyn_plugin_cores": cores}, measurements=ms, unavailable=[], checks=[],
+                               warmups=[], notes=[], robots={"puma560": 6})
+    for N in (1, 100_000):
+        _ratios(result, "puma560", "ID", N)
+    return result
+
+
+def test_generated_backend_targets_on_all_cores_and_efficiency():
+    result = _generated_result([1, 2], ours={1: 0.060, 2: 0.040}, parallel={1: 1.0, 2: 0.45})
+    targets = {t["measure"]: t for t in result.targets() if t["N"] == 100_000}
+    time = targets["ns per state"]
+    assert time["value"] == pytest.approx(40.0) and time["limit"] == 50 and time["status"] == "PASS"
+    assert time["workers"] == 2 and "all cores" in time["target"] and "ns per state" in time["target"]
+    speed = targets["throughput ratio to pinocchio_parallel"]
+    assert speed["value"] == pytest.approx(0.45 / 0.040) and speed["status"] == "MISS"   # 11.25× < 12×
+    assert "rneaInParallel" in speed["target"]
+    eff = targets["t(1) / (2 · t(2))"]
+    assert eff["value"] == pytest.approx(0.060 / (2 * 0.040)) and eff["status"] == "MISS"   # 75 % < 85 %
+    assert targets["speed-up"]["value"] == pytest.approx(2.0 / 0.040)   # the loop target, read on all cores
+    from rich.console import Console
+
+    console = Console(record=True, width=250)
+    for renderable in bench.format_tables(result):
+        console.print(renderable)
+    text = console.export_text()
+    assert "40 ns" in text and "75 %" in text and "11.2×" in text and "missed" in text
+
+
+def test_all_cores_targets_need_every_core_and_efficiency_needs_1_and_2():
+    result = _generated_result([1], ours={1: 0.030}, parallel={1: 1.0})
+    judged = {t["measure"] for t in result.targets() if t["N"] == 100_000}
+    assert judged == {"speed-up"}     # 1 of 2 cores: neither all-cores target, nor efficiency
+    assert any("not every core" in line for line in bench.legend_lines(result))
+    result = _generated_result([2], cores=2, ours={2: 0.030}, parallel={2: 1.0})
+    judged = {t["measure"] for t in result.targets() if t["N"] == 100_000}
+    assert judged == {"speed-up", "ns per state", "throughput ratio to pinocchio_parallel"}
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["bench", "--workers", "0"], "at least 1"),
+    (["bench", "--workers", "two"], "not a number of cores"),
+    (["bench", "--robot", "scara", "--workers", "1", "999"], "--workers 999"),
+])
+def test_bad_workers_exit_2_with_one_line(argv, fragment, capsys):
+    """A bad number is argparse's usage error (SystemExit 2), too many cores an input error
+    (exit code 2): one line on stderr either way, before any timing."""
+    from dyn_plugin.tools.cli import main
+
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and fragment in err, err

@@ -41,7 +41,7 @@ from ..errors import BackendError
 from ..symbolic import codegen
 from ..terms import Terms
 from ..compiled import NO_SINGLE_STATE_PATH, SingleStateKernels
-from ..loops import for_size
+from ..loops import run_blocks
 from .base import Backend
 from .ours import SingleStateFastPath
 
@@ -275,13 +275,12 @@ class SymbolicBackend(SingleStateFastPath, Backend):
     def _loop(self, function: str, shape: tuple, *arrays):
         """A generated batch function of numba code without its entry point's checks (the
         inputs were validated once, by Backend._run, which also refuses a result that is
-        not finite): the serial or parallel loop over chunks of SIMD lanes."""
+        not finite): blocks of chunks of SIMD lanes, in parallel threads for large batches."""
         if self.lang != "numba":
             return getattr(self._module, function)(*arrays)
         arrays = self._prepare(*arrays)
         out = np.empty(shape)
-        loops = getattr(self._module, f"_{function}_serial"), getattr(self._module, f"_{function}_parallel")
-        for_size(loops, len(out))(*arrays, out.reshape(len(out), -1))
+        run_blocks(getattr(self._module, f"_{function}_blocks"), len(out), *arrays, out.reshape(len(out), -1))
         return out
 
     def _batch_inverse_dynamics(self, q, qd, qdd):

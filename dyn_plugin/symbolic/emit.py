@@ -240,15 +240,15 @@ def _finite_result(results, n) -> list:
 
 def _emit_numba_entry(function, args, result, shape) -> str:
     """The Python entry point of a batch function: checks and converts the inputs
-    (:data:`_AS_STATES`) and runs the serial or the parallel loop over chunks of lanes
-    (:func:`dyn_plugin.loops.for_size`: by batch size and the number of workers)."""
+    (:data:`_AS_STATES`) and runs the blocks of states (:func:`dyn_plugin.loops.run_blocks`:
+    in parallel by batch size and the number of workers)."""
     return "\n".join([
         f"def {function}({', '.join(args)}):",
         f'    """{function.replace("_", " ").capitalize()}: inputs (N, n), or (n,) for one state."""',
         f"    ({', '.join(args)},), single = _as_states({', '.join(args)})",
         f"    {result} = np.empty({shape})",
-        f"    for_size((_{function}_serial, _{function}_parallel), {args[0]}.shape[0])"
-        f"({', '.join(args)}, {result}.reshape({args[0]}.shape[0], -1))",
+        f"    run_blocks(_{function}_blocks, {args[0]}.shape[0], {', '.join(args)}, "
+        f"{result}.reshape({args[0]}.shape[0], -1))",
         f"    return {result}[0] if single else {result}", ""])
 
 
@@ -256,7 +256,7 @@ def _emit_numba_entry(function, args, result, shape) -> str:
 # A batch runs in chunks of LANES states stored flat over lanes (dyn_plugin.compiled.lanes):
 # the straight-line program is the body of one loop over the chunk's lanes, which LLVM
 # vectorises (four states per AVX instruction), sin/cos come from a vectorised pass before it,
-# and the chunks run in parallel.  Entries ("rows") of the chunk's input X: q (n), q̇ (n),
+# and blocks of chunks run in parallel threads.  Entries ("rows") of the chunk's input X: q (n), q̇ (n),
 # q̈ (n), then sin q_j (n) and cos q_j (n).
 
 _INPUT_ROW = {"q": 0, "qd": 1, "qdd": 2}
@@ -292,33 +292,31 @@ def _emit_lanes_body(printer, function, outputs, results, n) -> str:
 
 
 def _emit_lanes_batch(function, args, body, results, trig, n, solve: bool = False) -> str:
-    """The chunk of LANES states beginning at ``start``: inputs ``args`` (N, n) transposed into
-    X (absent q̇/q̈ rows are 0), sin/cos of the ``trig`` joints, the ``body``, and the first
-    result written back to ``out`` (N, width) -- with ``solve``, q̈ = M⁻¹(τ − bias) instead,
-    from the body's results bias and M.  Then the serial and parallel loops over chunks."""
+    """``_<function>_blocks(*args, out, start, stop)``: states start..stop−1 (start a multiple
+    of LANES) chunk by chunk: inputs ``args`` (N, n) transposed into X (absent q̇/q̈ rows
+    are 0), sin/cos of the ``trig`` joints, the ``body``, and the first result written back
+    to ``out`` (N, width) -- with ``solve``, q̈ = M⁻¹(τ − bias) instead, from the body's
+    results bias and M.  Without the GIL, so that threads run blocks side by side
+    (:func:`dyn_plugin.loops.run_blocks`)."""
     present = {_INPUT_ROW[a]: a for a in args if a in _INPUT_ROW}
     outputs = ", ".join(name for name, _ in results)
-    fill = [f"            X[({row * n} + j) * LANES + l] = {present[row]}[start + l, j]" if row in present
-            else f"            X[({row * n} + j) * LANES + l] = 0.0" for row in range(3)]
-    lines = [f"@njit({NUMBA_OPTIONS})",
-             f"def _{function}_chunk({', '.join(args)}, out, start, X, {outputs}):",
-             f"    m = min({args[0]}.shape[0] - start, LANES)",
-             "    for l in range(m):", f"        for j in range({n}):", *fill]
-    lines += [f"    sin_cos_lanes(X, {j}, {3 * n + j}, {4 * n + j}, m)" for j in trig]
-    lines.append(f"    {body}(X, {outputs}, m)")
+    fill = [f"                X[({row * n} + j) * LANES + l] = {present[row]}[c + l, j]" if row in present
+            else f"                X[({row * n} + j) * LANES + l] = 0.0" for row in range(3)]
+    lines = [f"@njit(nogil=True, {NUMBA_OPTIONS})",
+             f"def _{function}_blocks({', '.join(args)}, out, start, stop):",
+             f"    X = np.empty({5 * n} * LANES)",
+             *[f"    {name} = np.empty({width} * LANES)" for name, width in results],
+             "    for c in range(start, stop, LANES):",
+             "        m = min(stop - c, LANES)",
+             "        for l in range(m):", f"            for j in range({n}):", *fill]
+    lines += [f"        sin_cos_lanes(X, {j}, {3 * n + j}, {4 * n + j}, m)" for j in trig]
+    lines.append(f"        {body}(X, {outputs}, m)")
     if solve:
-        lines += ["    for l in range(m):", f"        for i in range({n}):",
-                  f"            bias[i * LANES + l] = {args[-1]}[start + l, i] - bias[i * LANES + l]",
-                  f"    cholesky_solve_lanes(M, bias, bias, {n}, m)"]
-    lines += ["    for l in range(m):", "        for i in range(out.shape[1]):",
-              f"            out[start + l, i] = {results[0][0]}[i * LANES + l]", ""]
-    scratch = ", ".join(f"np.empty({width} * LANES)" for _, width in results)
-    for kind, decorator, loop in (("serial", f"@njit({NUMBA_OPTIONS})", "range"),
-                                  ("parallel", f"@njit(parallel=True, {NUMBA_OPTIONS})", "prange")):
-        lines += [decorator, f"def _{function}_{kind}({', '.join(args)}, out):",
-                  f"    for c in {loop}(({args[0]}.shape[0] + LANES - 1) // LANES):",
-                  f"        _{function}_chunk({', '.join(args)}, out, c * LANES, np.empty({5 * n} * LANES), {scratch})",
-                  ""]
+        lines += ["        for l in range(m):", f"            for i in range({n}):",
+                  f"                bias[i * LANES + l] = {args[-1]}[c + l, i] - bias[i * LANES + l]",
+                  f"        cholesky_solve_lanes(M, bias, bias, {n}, m)"]
+    lines += ["        for l in range(m):", "            for i in range(out.shape[1]):",
+              f"                out[c + l, i] = {results[0][0]}[i * LANES + l]", ""]
     return "\n".join(lines) + "\n"
 
 
@@ -456,10 +454,10 @@ def generate(model, lang: str = "python", *, mass_matrix: bool = False,
                                  "M", mm_program.outputs, n * n, n))
     elif lang == "numba":
         functions = {"inverse_dynamics": "inverse_dynamics"}
-        parts += ["import math", "import numpy as np", "from numba import njit, prange", "",
+        parts += ["import math", "import numpy as np", "from numba import njit", "",
                   "from dyn_plugin.compiled.kernels import spd_solve",
                   "from dyn_plugin.compiled.lanes import LANES, cholesky_solve_lanes, sin_cos, sin_cos_lanes",
-                  "from dyn_plugin.errors import InputError", "from dyn_plugin.loops import for_size", "",
+                  "from dyn_plugin.errors import InputError", "from dyn_plugin.loops import run_blocks", "",
                   f"ROBOT = {model.name!r}", f"N_JOINTS = {n}", f"GENERATOR_KEY = {key!r}", f"COUNTS = {counts!r}",
                   _AS_STATES]
         parts += _numba_function("inverse_dynamics", id_program, ["q", "qd", "qdd"], [("tau", n)], n, "q.shape")

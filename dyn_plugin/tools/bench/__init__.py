@@ -18,6 +18,21 @@ the same run:
                      zero q̈), lists prepared beforehand; none for FD
 ===================  =================================================================
 
+Cores: our batch loops run on ``workers`` cores (``--workers K [K ...]``, each timed in
+turn through :func:`dyn_plugin.using_workers`; default every usable core), pinocchio's
+parallel functions on as many threads (or a fixed ``--threads``); single states and the
+per-call loops are serial and timed once (``workers`` null in JSON).  Batch figures,
+ratios and targets are read at the largest number measured; with 1 worker and more the
+parallel efficiency ``E = t(1) / (K · t(K))`` of every op × backend × N is the JSON's
+``scaling`` (and a table).
+
+Physical limit: the machine's peak double-precision rate is measured once per run
+(:mod:`.peak`: an FMA kernel in L1, on 1 core and on each number of cores; JSON
+``environment.peak_flops``), and the generated backends' flops per state
+(:mod:`.limits`: their exact operation counts, trig and the FD solve as stated there) ÷ the
+peak is the fewest ns a state can take: JSON ``limits`` with each measured time's
+``percent_of_peak`` at the largest N, a table, and a dashed line on the plot.
+
 Inputs are converted (pinocchio's q, pybullet's lists) outside the timed region.  Every
 measurement starts with an untimed warm-up call at its own N (and each of our backends
 is called once per operation, single state and batch, before its first measurement:
@@ -44,14 +59,21 @@ Modules
   missed; bad input raises :class:`~dyn_plugin.errors.DynPluginError`, which
   ``dyn_plugin.tools.cli.main`` turns into exit code 2); :func:`exit_code`.
 * :mod:`.runner` — :func:`run_bench` ``(...) -> BenchResult``, the engine; :func:`resolve`
-  (every option checked before any timing); :func:`check_pinocchio_parallel`.
+  and :func:`resolve_workers` (every option checked before any timing);
+  :func:`check_pinocchio_parallel`.
+* :mod:`.peak` — :func:`measure_peak`, the machine's GFLOP/s on 1 and more cores;
+  :func:`best_peak` (the best of several measurements).
+* :mod:`.limits` — :func:`operation_flops` (flops per state of a generated backend) and
+  :func:`limit_rows` (the limits and % of peak); :data:`TRIG_FLOPS`.
 * :mod:`.timing` — :func:`measure`, one statement ``timeit``-style.
-* :mod:`.results` — :class:`Measurement`, :class:`BenchResult` (``--json``).
+* :mod:`.results` — :class:`Measurement`, :class:`BenchResult` (``--json``),
+  :func:`parallel_scaling`.
 * :mod:`.targets` — :func:`evaluate_targets`, the PUMA-560 speed targets (at N = 1 and
-  10⁵ only), :func:`target_label`.
+  10⁵ only; the generated backend's on all cores and from 1 to 2 workers),
+  :func:`target_label`.
 * :mod:`.tables` — :func:`print_report`, :func:`format_tables` (rich), :func:`legend_lines`
   (the tables' legend in words), :func:`environment_line`, :func:`write_json`,
-  :func:`plot_scaling` (PNG, log-log).
+  :func:`plot_scaling` (PNG: ns per state vs N and vs cores, log-log, with the limit).
 * :mod:`.operations` — the operations and each engine's call for them; the defaults.
 * :mod:`dyn_plugin.tools.machine` — :func:`environment` (versions, CPU, threads, date).
 """
@@ -60,17 +82,23 @@ from ..machine import environment, usable_cores
 from .command import add_arguments, exit_code, run
 from .operations import (DEFAULT_BACKENDS, DEFAULT_SIZES, OP_ARGS, OP_DESCRIPTIONS, OPS, OUR_METHODS, PIN_CALLS,
                          PIN_PARALLEL_CALLS, PYBULLET_CALLS, QUICK_SIZES, REFERENCE_KINDS)
-from .results import BenchResult, Measurement
-from .runner import CHECK_RTOL, CHECK_STATES, PARALLEL_RTOL, check_pinocchio_parallel, resolve, run_bench
+from .limits import TRIG_FLOPS, limit_rows, operation_flops
+from .peak import best_peak, measure_peak
+from .results import BenchResult, Measurement, parallel_scaling
+from .runner import (CHECK_RTOL, CHECK_STATES, PARALLEL_RTOL, check_pinocchio_parallel, resolve, resolve_workers,
+                     run_bench)
 from .tables import environment_line, format_tables, legend_lines, plot_scaling, print_report, write_json
-from .targets import (FRICTION_LIMIT, TARGET_BATCH, TARGET_ROBOT, TARGET_SIZES, TARGETS, evaluate_targets,
+from .targets import (BATCH_TIME_TARGETS, EFFICIENCY_TARGET, FRICTION_LIMIT, GENERATED_BACKEND,
+                      PARALLEL_SPEEDUP_TARGETS, TARGET_BATCH, TARGET_ROBOT, TARGET_SIZES, TARGETS, evaluate_targets,
                       target_label)
 from .timing import BUDGET, LOOP_BUDGET, LOOP_MIN_STATES, SMALL_N, TARGET, measure
 
-__all__ = ["BUDGET", "BenchResult", "CHECK_RTOL", "CHECK_STATES", "DEFAULT_BACKENDS", "DEFAULT_SIZES", "FRICTION_LIMIT",
-           "LOOP_BUDGET", "LOOP_MIN_STATES", "Measurement", "OPS", "OP_ARGS", "OP_DESCRIPTIONS", "OUR_METHODS",
-           "PARALLEL_RTOL", "PIN_CALLS", "PIN_PARALLEL_CALLS", "PYBULLET_CALLS", "QUICK_SIZES", "REFERENCE_KINDS",
-           "SMALL_N", "TARGET", "TARGETS", "TARGET_BATCH", "TARGET_ROBOT", "TARGET_SIZES", "add_arguments",
-           "check_pinocchio_parallel", "environment", "environment_line", "evaluate_targets", "exit_code",
-           "format_tables", "legend_lines", "measure", "plot_scaling", "print_report", "resolve", "run", "run_bench",
-           "target_label", "usable_cores", "write_json"]
+__all__ = ["BATCH_TIME_TARGETS", "BUDGET", "BenchResult", "CHECK_RTOL", "CHECK_STATES", "DEFAULT_BACKENDS",
+           "DEFAULT_SIZES", "EFFICIENCY_TARGET", "FRICTION_LIMIT", "GENERATED_BACKEND", "LOOP_BUDGET", "LOOP_MIN_STATES",
+           "Measurement", "OPS", "OP_ARGS", "OP_DESCRIPTIONS", "OUR_METHODS", "PARALLEL_RTOL",
+           "PARALLEL_SPEEDUP_TARGETS", "PIN_CALLS", "PIN_PARALLEL_CALLS", "PYBULLET_CALLS", "QUICK_SIZES",
+           "REFERENCE_KINDS", "SMALL_N", "TARGET", "TARGETS", "TARGET_BATCH", "TARGET_ROBOT", "TARGET_SIZES",
+           "TRIG_FLOPS", "add_arguments", "best_peak", "check_pinocchio_parallel", "environment", "environment_line",
+           "evaluate_targets", "exit_code", "format_tables", "legend_lines", "limit_rows", "measure", "measure_peak",
+           "operation_flops", "parallel_scaling", "plot_scaling", "print_report", "resolve", "resolve_workers", "run",
+           "run_bench", "target_label", "usable_cores", "write_json"]

@@ -26,11 +26,21 @@ def _size(text: str) -> int:
     return int(value)
 
 
-def _repeat(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def _at_least_one(what: str):
+    """An argparse type: a whole number ≥ 1 (``what`` names it in the error)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {what}: {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"must be at least 1 ({what}), got {value}")
+        return value
+    return parse
+
+
+_repeat = _at_least_one("a whole number")
+_workers = _at_least_one("a number of cores (1 = serial)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,12 +60,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"batch sizes (default: {' '.join(map(str, DEFAULT_SIZES))}; 1e5 works)")
     parser.add_argument("--repeat", type=_repeat,
                         help="repeats per measurement (default: 9 for N <= 100, else 5, within 2 s)")
+    parser.add_argument("--workers", nargs="+", type=_workers, metavar="K",
+                        help="cores of our parallel batch loops, each timed in turn, e.g. --workers 1 2 (a sweep: "
+                             "the parallel-scaling table, efficiency t(1) / (K t(K))); pinocchio's parallel "
+                             "functions get as many threads (default: every usable core; single states are "
+                             "timed once)")
     parser.add_argument("--threads", type=_repeat, metavar="T",
-                        help="threads of pinocchio's parallel functions (default: the usable cores)")
+                        help="a fixed number of threads for pinocchio's parallel functions, whatever --workers "
+                             "(default: each --workers number)")
     parser.add_argument("--seed", type=int, default=0, help="random states' seed (default 0)")
     parser.add_argument("--quick", action="store_true", help="a smoke test: sizes 1 100, 3 repeats of >= 5 ms")
     parser.add_argument("--json", metavar="FILE", help="write every figure and the environment as JSON ('-': stdout)")
-    parser.add_argument("--plot", metavar="FILE.png", help="log-log plot of µs per state vs N (first robot)")
+    parser.add_argument("--plot", metavar="FILE.png",
+                        help="two log-log panels, first robot: ns per state vs N, and vs cores at the largest N, "
+                             "with the physical limit (flops per state ÷ measured peak)")
     parser.add_argument("--check", action="store_true",
                         help=f"exit 1 when a speed target is missed ({TARGET_ROBOT}: one state and "
                              f"{TARGET_BATCH:,} states)")
@@ -72,11 +90,12 @@ def run(args: argparse.Namespace, console=None) -> int:
     sizes = args.sizes or (QUICK_SIZES if args.quick else DEFAULT_SIZES)
     repeat = args.repeat if args.repeat is not None else (3 if args.quick else None)
     target = 0.005 if args.quick else TARGET
-    resolve(args.robot, args.backend, args.op, sizes, args.against, repeat)  # fail before any timing
+    workers = getattr(args, "workers", None)
+    resolve(args.robot, args.backend, args.op, sizes, args.against, repeat, workers)  # fail before any timing
 
     err = Console(stderr=True)
     kwargs = dict(robots=args.robot, backends=args.backend, ops=args.op, sizes=sizes, against=args.against,
-                  repeat=repeat, seed=args.seed, threads=args.threads, target=target)
+                  repeat=repeat, seed=args.seed, threads=args.threads, target=target, workers=workers)
     if err.is_terminal:
         from rich.progress import Progress
 

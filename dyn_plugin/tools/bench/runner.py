@@ -1,6 +1,7 @@
-"""The timed run: check every option, prepare each robot's inputs outside the timed
-regions, warm up, check ours against pinocchio (untimed), then time every op × backend ×
-N and divide by pinocchio's per-call loop at the same op and N."""
+"""The timed run: check every option, measure the machine's peak flop rate, prepare each
+robot's inputs outside the timed regions, warm up, check ours against pinocchio (untimed),
+then time every op × backend × N (× number of workers for the batch calls that use them)
+and divide by pinocchio's per-call loop at the same op and N."""
 
 from __future__ import annotations
 
@@ -11,14 +12,19 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from ...errors import BackendError, InputError
+from ...loops import available_cores, check_workers, using_workers
+from ...loops import workers as current_workers
 from ..machine import environment, load_average, usable_cores
 from ..validation import relative_errors
 from .operations import (DEFAULT_BACKENDS, DEFAULT_SIZES, OP_ARGS, OPS, OUR_METHODS, PIN_CALLS, PIN_PARALLEL_CALLS,
                          PYBULLET_CALLS, REFERENCE_KINDS)
+from .limits import operation_flops
+from .peak import best_peak, measure_peak
 from .results import BenchResult, Measurement
 from .timing import BUDGET, LOOP_BUDGET, LOOP_MIN_STATES, SMALL_N, TARGET, _calls, _timer, measure
 
-__all__ = ["CHECK_RTOL", "CHECK_STATES", "PARALLEL_RTOL", "check_pinocchio_parallel", "resolve", "run_bench"]
+__all__ = ["CHECK_RTOL", "CHECK_STATES", "PARALLEL_RTOL", "check_pinocchio_parallel", "resolve", "resolve_workers",
+           "run_bench"]
 
 CHECK_STATES = 16      # states of the correctness checks
 CHECK_RTOL = 1e-8      # ours vs pinocchio, |diff| / max(1, |ref|)
@@ -91,7 +97,26 @@ def check_pinocchio_parallel(model, count: int = 64, seed: int = 0, threads: Opt
 # --------------------------------------------------------------------------- options
 
 
-def resolve(robots=None, backends=None, ops=None, sizes=None, against=None, repeat=None) -> dict:
+def resolve_workers(workers=None) -> list:
+    """The numbers of workers to measure, ascending and distinct: ``workers``, or the
+    current setting (:func:`dyn_plugin.loops.workers`: every usable core unless
+    ``DYN_PLUGIN_WORKERS`` says fewer).  InputError for one below 1 or above the usable
+    cores (our loops never use more)."""
+    if workers is None:
+        return [current_workers()]
+    if isinstance(workers, int):
+        workers = [workers]
+    counts = sorted(set(check_workers(k, "--workers") for k in workers))
+    if not counts:
+        raise InputError("--workers needs at least one number")
+    cores = available_cores()
+    if counts[-1] > cores:
+        raise InputError(f"--workers {counts[-1]}: this process may use {cores} core{'s' if cores > 1 else ''} "
+                         f"(choose from 1 to {cores})")
+    return counts
+
+
+def resolve(robots=None, backends=None, ops=None, sizes=None, against=None, repeat=None, workers=None) -> dict:
     """Check every option before any timing; raises InputError / BackendError /
     UnknownRobotError with a message naming what is valid."""
     from ...backends.registry import backends as registered_backends
@@ -129,7 +154,7 @@ def resolve(robots=None, backends=None, ops=None, sizes=None, against=None, repe
     if repeat is not None and repeat < 1:
         raise InputError(f"repeat must be at least 1, got {repeat}")
     return {"models": models, "ops": ops, "sizes": sizes, "against": against,
-            "backends": list(dict.fromkeys(ours)), "repeat": repeat}
+            "backends": list(dict.fromkeys(ours)), "repeat": repeat, "workers": resolve_workers(workers)}
 
 
 # --------------------------------------------------------------------------- the run
@@ -154,7 +179,7 @@ def run_bench(robots: Optional[Sequence[str]] = None, backends: Optional[Sequenc
               ops: Optional[Sequence[str]] = None, sizes: Optional[Sequence[int]] = None,
               against: Optional[Sequence[str]] = None, repeat: Optional[int] = None, seed: int = 0,
               threads: Optional[int] = None, target: float = TARGET, budget: float = BUDGET,
-              loop_budget: float = LOOP_BUDGET,
+              loop_budget: float = LOOP_BUDGET, workers: Optional[Sequence[int]] = None, peak: bool = True,
               progress: Optional[Callable[[str, int, int], None]] = None) -> BenchResult:
     """Time every robot × op × backend × size; see :mod:`dyn_plugin.tools.bench`.
 
@@ -162,15 +187,19 @@ def run_bench(robots: Optional[Sequence[str]] = None, backends: Optional[Sequenc
     (default ``newton_euler``, ``symbolic_numba``, ``newton_euler_friction``); ``against``: references among ``pinocchio``,
     ``pinocchio_parallel``, ``pybullet`` (default all; the pinocchio loop is always timed);
     ``repeat``: repeats per measurement (default 9 for N ≤ 100, else 5, within
-    ``budget`` s); ``threads``: pinocchio's parallel functions' threads (default: the usable
-    cores); ``target``: seconds per repeat at least; ``progress(label, done, total)`` before
-    each measurement.
+    ``budget`` s); ``workers``: the numbers of cores our parallel batch loops are timed
+    with, each in turn (default: the current setting, every usable core; single states
+    are timed once); ``threads``: pinocchio's parallel functions' threads, one fixed number
+    (default: each number of ``workers``, so that a sweep runs both alike);
+    ``target``: seconds per repeat at least; ``peak``: measure the machine's peak flop rate
+    (:mod:`.peak`, for the physical limit); ``progress(label, done, total)`` before each
+    measurement.
     """
     start = time.perf_counter()
-    opts = resolve(robots, backends, ops, sizes, against, repeat)
+    opts = resolve(robots, backends, ops, sizes, against, repeat, workers)
     if threads is not None and threads < 1:
         raise InputError(f"threads must be at least 1, got {threads}")
-    threads = threads or usable_cores()
+    opts["threads"] = [threads] if threads else list(opts["workers"])
     load_before = load_average()
     result = BenchResult(
         settings={"robots": list(opts["models"]), "backends": opts["backends"], "ops": opts["ops"],
@@ -178,15 +207,25 @@ def run_bench(robots: Optional[Sequence[str]] = None, backends: Optional[Sequenc
                   "target_s": target, "budget_s": budget, "loop_budget_s": loop_budget,
                   "loop_min_states": LOOP_MIN_STATES,
                   "repeat_default": f"9 for N <= {SMALL_N}, else 5; stopped once a measurement used budget_s",
+                  "workers": opts["workers"], "pinocchio_threads": opts["threads"],
+                  "workers_meaning": "cores of our parallel batch loops (dyn_plugin.using_workers) and threads of "
+                                     "pinocchio's parallel functions; single states and per-call loops are serial "
+                                     "and timed once (workers null)",
                   "pinocchio_loop": "for k in range(N): pin.rnea(model, data, Q[k], V[k], A[k])  (Q row-major (N, nq))",
                   "pinocchio_parallel": "pin.rneaInParallel(threads, ModelPool, Q.T, V.T, A.T, out) with "
                                         "column-major (nq, N) arrays, out preallocated",
                   "ratio": "time per state / pinocchio per-call loop's time per state, same robot, op and N "
                            "(< 1 = faster); speed-up = 1 / ratio"},
-        environment=environment(threads), measurements=[], unavailable=[], checks=[], warmups=[], notes=[],
-        robots={})
-    per_robot = len(opts["ops"]) * len(opts["sizes"]) * (len(opts["backends"]) + len(opts["against"]))
-    total, done = per_robot * len(opts["models"]), [0]
+        environment=environment(max(opts["threads"])), measurements=[], unavailable=[], checks=[], warmups=[],
+        notes=[], robots={})
+    result.environment["dyn_plugin_cores"] = available_cores()
+    peak_cores = sorted({1, available_cores(), *opts["workers"]})
+    before = measure_peak(peak_cores, target=min(target, 0.02)) if peak else None
+    batches = [N for N in opts["sizes"] if N > 1]
+    per_op = len(opts["backends"]) + len(opts["against"]) if 1 in opts["sizes"] else 0
+    per_op += len(batches) * (len(opts["backends"]) * len(opts["workers"]) + len(opts["against"])
+                              + (len(opts["threads"]) - 1) * ("pinocchio_parallel" in opts["against"]))
+    total, done = per_op * len(opts["ops"]) * len(opts["models"]), [0]
 
     def tick(label):
         if progress:
@@ -196,7 +235,9 @@ def run_bench(robots: Optional[Sequence[str]] = None, backends: Optional[Sequenc
     for robot, (model, load_notes) in opts["models"].items():
         result.robots[robot] = model.n
         result.notes += [f"{robot}: {note}" for note in load_notes]
-        _RobotBench(result, robot, model, opts, seed, threads, target, budget, loop_budget, tick).run()
+        _RobotBench(result, robot, model, opts, seed, target, budget, loop_budget, tick).run()
+    if peak:  # measured before and after the timings: the best of both (others' load only ever lowers it)
+        result.environment["peak_flops"] = best_peak(before, measure_peak(peak_cores, target=min(target, 0.02)))
     result.seconds = time.perf_counter() - start
     result.environment["load_average"] = {"before": load_before, "after": load_average()}
     busy = max((x[0] for x in (load_before, load_average()) if x), default=0.0)
@@ -263,21 +304,26 @@ def _correctness(result, robot, backends, pin_be, ops, states) -> None:
 class _RobotBench:
     """The timed statements of one robot: inputs prepared once, outside every timed region."""
 
-    def __init__(self, result, robot, model, opts, seed, threads, target, budget, loop_budget, tick):
+    def __init__(self, result, robot, model, opts, seed, target, budget, loop_budget, tick):
         from ...backends.pinocchio_backend import PinocchioBackend
         from ...sampling import random_states
 
         self.result, self.robot, self.model, self.opts = result, robot, model, opts
-        self.threads, self.target, self.budget, self.loop_budget, self.tick = threads, target, budget, loop_budget, tick
+        self.threads = max(opts["threads"])  # pinocchio's parallel functions at N = 1, and its checks
+        self.target, self.budget, self.loop_budget, self.tick = target, budget, loop_budget, tick
         against, sizes = opts["against"], opts["sizes"]
         self.states = random_states(model, max(max(sizes), 2), seed=seed)
         self.ours = _build_ours(result, robot, model, opts["backends"])
+        for name, be in self.ours.items():
+            for op, entry in operation_flops(be).items():
+                if op in opts["ops"]:
+                    result.flops.append({"robot": robot, "backend": name, "op": op, **entry})
         self.pin_be = PinocchioBackend(model)
         self.pin = self.pin_be._pin
         self.P = _pin_arrays(self.pin_be, self.states)
         self.pool = None
         if "pinocchio_parallel" in against:
-            self.pool = self.pin.ModelPool(self.pin_be.pin_model, threads)
+            self.pool = self.pin.ModelPool(self.pin_be.pin_model, self.threads)
             self._check_parallel(seed, min(64, max(2, max(sizes))))
         self.pb_be = self.pb_lists = None
         if "pybullet" in against:
@@ -306,14 +352,17 @@ class _RobotBench:
         _correctness(self.result, self.robot, self.ours, self.pin_be, ops, self.states)
         for op in ops:
             for N in sizes:
-                for name, be in self.ours.items():
-                    self.tick(f"{self.robot} {op} {name} N={N}")
-                    self.time_ours(op, N, name, be)
+                # single states never use workers: timed once; batches once per number of workers
+                for workers in ([None] if N == 1 else self.opts["workers"]):
+                    for name, be in self.ours.items():
+                        self.tick(f"{self.robot} {op} {name} N={N}" + (f" workers={workers}" if workers else ""))
+                        self.time_ours(op, N, name, be, workers)
                 self.tick(f"{self.robot} {op} pinocchio N={N}")
                 self.time_pin_loop(op, N)
                 if "pinocchio_parallel" in against:
-                    self.tick(f"{self.robot} {op} pinocchio_parallel N={N}")
-                    self.time_pin_parallel(op, N, first=N == sizes[0])
+                    for threads in ([self.threads] if N == 1 else self.opts["threads"]):
+                        self.tick(f"{self.robot} {op} pinocchio_parallel N={N} threads={threads}")
+                        self.time_pin_parallel(op, N, first=N == sizes[0], threads=threads)
                 if "pybullet" in against:
                     self.tick(f"{self.robot} {op} pybullet N={N}")
                     self.time_pybullet(op, N, first=N == sizes[0])
@@ -321,12 +370,12 @@ class _RobotBench:
 
     # -- one measurement ---------------------------------------------------------------
 
-    def record(self, op, backend, call, N, timed, stmt, names):
+    def record(self, op, backend, call, N, timed, stmt, names, workers=None):
         number, reps, first, requested = measure(stmt, names, timed, N, self.opts["repeat"], self.target,
                                                  self.budget)
         self.result.measurements.append(Measurement(
             robot=self.robot, op=op, backend=backend, call=call, N=N, timed_states=timed, number=number,
-            repeats_us=reps, first_call_s=first, repeats_requested=requested))
+            repeats_us=reps, first_call_s=first, repeats_requested=requested, workers=workers))
 
     def unavailable(self, op, backend, reason):
         self.result.unavailable.append({"robot": self.robot, "op": op, "backend": backend, "reason": reason})
@@ -344,12 +393,14 @@ class _RobotBench:
             return N
         return min(N, max(LOOP_MIN_STATES, int(self.loop_budget / per_state)))
 
-    def time_ours(self, op, N, name, be):
-        """The public API on the full batch; (n,) arrays for N = 1."""
+    def time_ours(self, op, N, name, be, workers=None):
+        """The public API on the full batch, its parallel loops on ``workers`` cores
+        (``dyn_plugin.using_workers``); (n,) arrays for N = 1."""
         arrays = {f"x{i}": (getattr(self.states, a)[0] if N == 1 else getattr(self.states, a)[:N])
                   for i, a in enumerate(OP_ARGS[op])}
-        self.record(op, name, f"be.{OUR_METHODS[op]}", N, N, _calls("f", list(arrays)),
-                    {"f": getattr(be, OUR_METHODS[op]), **arrays})
+        with using_workers(workers):
+            self.record(op, name, f"be.{OUR_METHODS[op]}", N, N, _calls("f", list(arrays)),
+                        {"f": getattr(be, OUR_METHODS[op]), **arrays}, workers=workers)
 
     def time_pin_loop(self, op, N):
         """``pin.rnea(m, d, q, v, a)`` once (N = 1), or the loop over rows Q[k] of (N, nq) arrays."""
@@ -368,17 +419,17 @@ class _RobotBench:
         S = self.loop_states(N, statement)
         self.record(op, "pinocchio", f"pin.{PIN_CALLS[op]} loop", N, S, *statement(S))
 
-    def time_pin_parallel(self, op, N, first):
+    def time_pin_parallel(self, op, N, first, threads):
         """``pin.rneaInParallel(threads, pool, Q, V, A, out)``: column-major (nq, N) views."""
         if op not in PIN_PARALLEL_CALLS:
-            if first:
+            if first and threads == self.threads:
                 self.unavailable(op, "pinocchio_parallel", f"pinocchio has no parallel {PIN_CALLS[op]}")
             return
         cols = {f"X{i}": self.P[a][:N].T for i, a in enumerate(OP_ARGS[op])}  # F-contiguous, no copy
-        names = {"f": getattr(self.pin, PIN_PARALLEL_CALLS[op]), "T": self.threads, "pool": self.pool, **cols,
+        names = {"f": getattr(self.pin, PIN_PARALLEL_CALLS[op]), "T": threads, "pool": self.pool, **cols,
                  "out": np.zeros((self.pin_be.pin_model.nv, N), order="F")}
-        self.record(op, "pinocchio_parallel", f"pin.{PIN_PARALLEL_CALLS[op]} ({self.threads} threads)", N, N,
-                    _calls("f", ["T", "pool", *cols, "out"]), names)
+        self.record(op, "pinocchio_parallel", f"pin.{PIN_PARALLEL_CALLS[op]}", N, N,
+                    _calls("f", ["T", "pool", *cols, "out"]), names, workers=threads)
 
     def time_pybullet(self, op, N, first):
         """``p.calculateInverseDynamics(body, q, v, a)`` etc. on lists in pybullet's joint order."""
@@ -406,11 +457,15 @@ class _RobotBench:
 
 
 def _ratios(result, robot, op, N) -> None:
+    """Each measurement of ``robot`` × ``op`` × ``N`` over pinocchio's loop, and over its
+    parallel functions with as many threads as the measurement's workers (else the most
+    threads measured)."""
     pin_loop = result.find(robot, op, "pinocchio", N)
-    parallel = result.find(robot, op, "pinocchio_parallel", N)
     for m in result.measurements:
         if (m.robot, m.op, m.N) == (robot, op, N):
             m.ratio = m.median_us / pin_loop.median_us if pin_loop and pin_loop.median_us > 0 else None
+            parallel = (result.find(robot, op, "pinocchio_parallel", N, m.workers)
+                        or result.find(robot, op, "pinocchio_parallel", N))  # a fixed --threads
             if parallel is not None and parallel.median_us > 0:
                 m.ratio_parallel = m.median_us / parallel.median_us
 

@@ -4,7 +4,6 @@ targets), their legend and footnotes, the environment line, JSON and the log-log
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Optional
 
@@ -12,9 +11,12 @@ from rich.markup import escape
 
 from ...errors import InputError
 from ..output import write_or_print
+from ...loops import PARALLEL_FROM
+from .limits import TRIG_FLOPS
 from .operations import OP_DESCRIPTIONS, REFERENCE_KINDS
 from .results import BenchResult
-from .targets import FRICTION_LIMIT, TARGET_BATCH, TARGET_ROBOT
+from .targets import (BATCH_TIME_TARGETS, EFFICIENCY_TARGET, FRICTION_LIMIT, GENERATED_BACKEND,
+                      PARALLEL_SPEEDUP_TARGETS, TARGET_BATCH, TARGET_ROBOT, all_cores_measured)
 
 __all__ = ["environment_line", "format_tables", "legend_lines", "plot_scaling", "print_report", "write_json"]
 
@@ -39,9 +41,18 @@ def _row_order(result, robot, op) -> list:
     return ours + [ref for ref in REFERENCE_KINDS if ref in result.settings["against"]]
 
 
+def _worker_rows(result, robot, op, backend) -> list:
+    """The rows of one backend: one per number of workers it was timed with (ascending),
+    or a single one (None) for a backend that never uses workers."""
+    counts = sorted({m.workers for m in result.measurements
+                     if (m.robot, m.op, m.backend) == (robot, op, backend) and m.workers is not None})
+    return counts or [None]
+
+
 def format_tables(result: BenchResult) -> list:
-    """Rich renderables: one table per robot (rows op × backend, columns batch sizes),
-    then the targets table when there are targets."""
+    """Rich renderables: one table per robot (rows op × backend × workers, columns batch
+    sizes), then the parallel scaling, the physical limits and the targets, when there are
+    any."""
     from rich.table import Table
 
     out = []
@@ -52,20 +63,24 @@ def format_tables(result: BenchResult) -> list:
         table.add_column("op")
         table.add_column("backend")
         table.add_column("call")
+        table.add_column("cores", justify="right")
         for N in sizes:
             table.add_column(f"N={N:,} µs", justify="right")
             table.add_column("ratio", justify="right")
         for op in result.settings["ops"]:
-            rows = _row_order(result, robot, op)
-            for j, backend in enumerate(rows):
-                found = {m.N: m for m in result.measurements if (m.robot, m.op, m.backend) == (robot, op, backend)}
+            rows = [(backend, k) for backend in _row_order(result, robot, op)
+                    for k in _worker_rows(result, robot, op, backend)]
+            for j, (backend, workers) in enumerate(rows):
+                found = {m.N: m for m in result.measurements if (m.robot, m.op, m.backend) == (robot, op, backend)
+                         and m.workers in (None, workers)}
+                last = j == len(rows) - 1
                 if not found:
                     reason = next((u["reason"] for u in result.unavailable
                                    if (u["robot"], u["op"], u["backend"]) == (robot, op, backend)), None)
                     if reason is None:
                         continue
-                    table.add_row(op if j == 0 else "", escape(backend), "[dim]none[/]",
-                                  *(["[dim]—[/]"] * (2 * len(sizes))), end_section=j == len(rows) - 1)
+                    table.add_row(op if j == 0 else "", escape(backend), "[dim]none[/]", "",
+                                  *(["[dim]—[/]"] * (2 * len(sizes))), end_section=last)
                     continue
                 call = next(iter(found.values())).call
                 cells = []
@@ -81,13 +96,104 @@ def format_tables(result: BenchResult) -> list:
                     elif m.ratio is not None:
                         ratio = f"[green]{ratio}[/]" if m.ratio < 1 else f"[yellow]{ratio}[/]"
                     cells += [_fmt_us(m.median_us) + mark, ratio]
-                table.add_row(op if j == 0 else "", escape(backend), call.replace("pin.", "").replace("p.", ""), *cells,
-                              end_section=j == len(rows) - 1)
+                table.add_row(op if j == 0 else "", escape(backend), call.replace("pin.", "").replace("p.", ""),
+                              "1" if workers is None else str(workers), *cells, end_section=last)
         out.append(table)
+    scaling = result.scaling()
+    if scaling:
+        out.append(_scaling_table(result, scaling))
+    limits = result.limits()
+    if limits:
+        out.append(_limits_table(result, limits))
     targets = result.targets()
     if targets:
         out.append(_targets_table(targets))
     return out
+
+
+def _fmt_ns(value: Optional[float]) -> str:
+    if value is None:
+        return "[dim]—[/]"
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def _fmt_efficiency(value: float) -> str:
+    text = f"{100 * value:.0f} %"
+    return f"[green]{text}[/]" if value >= EFFICIENCY_TARGET else f"[yellow]{text}[/]"
+
+
+def _scaling_table(result: BenchResult, rows: list):
+    """Parallel scaling: ns per state on 1 worker and on K, the speed-up and the efficiency
+    E = t(1) / (K · t(K)), per robot × op × backend × N."""
+    from rich.table import Table
+
+    counts = sorted({r["workers"] for r in rows})
+    table = Table(title="parallel scaling: median ns per state on 1 core and on K cores (our workers, pinocchio's "
+                        "threads); E = t(1) / (K · t(K)), 100 % = perfect", title_justify="left")
+    for column in ("robot", "op", "backend", "N", "1 core ns"):
+        table.add_column(column, justify="right" if column in ("N", "1 core ns") else "left")
+    for k in counts:
+        table.add_column(f"{k} cores ns", justify="right")
+        table.add_column("speed-up", justify="right")
+        table.add_column("E", justify="right")
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["robot"], r["op"], r["backend"], r["N"]), {})[r["workers"]] = r
+    keys = list(groups)
+    for j, key in enumerate(keys):
+        robot, op, backend, N = key
+        by_k = groups[key]
+        serial = backend in result.settings.get("backends", ()) and N < PARALLEL_FROM
+        cells = []
+        for k in counts:
+            r = by_k.get(k)
+            cells += (["[dim]—[/]", "", ""] if r is None else
+                      [_fmt_ns(r["ns_per_state"]), f"{r['speedup']:.2f}×", _fmt_efficiency(r["efficiency"])])
+        first = next(iter(by_k.values()))
+        table.add_row(escape(robot), op, escape(backend), f"{N:,}" + ("§" if serial else ""),
+                      _fmt_ns(first["ns_per_state_1"]), *cells,
+                      end_section=j + 1 < len(keys) and keys[j + 1][:2] != key[:2])
+    return table
+
+
+def _limits_table(result: BenchResult, rows: list):
+    """The physical limit of the generated code: flops per state ÷ the measured peak, and
+    the measured time at the largest N as a share of it (% of peak)."""
+    from rich.table import Table
+
+    counts = sorted({int(k) for r in rows for k in r["measured"]})
+    table = Table(title="physical limit: flops per state ÷ the machine's measured peak = the fewest ns per state; "
+                        "% of peak = limit ÷ measured", title_justify="left")
+    for column in ("robot", "op", "backend", "flops/state", "N"):
+        table.add_column(column, justify="right" if column in ("flops/state", "N") else "left")
+    for k in counts:
+        unit = "core" if k == 1 else "cores"
+        table.add_column(f"limit ns ({k} {unit})", justify="right")
+        table.add_column(f"measured ns ({k} {unit})", justify="right")
+        table.add_column("% of peak", justify="right")
+    for r in rows:
+        cells = []
+        for k in counts:
+            m = r["measured"].get(str(k))
+            if m is None:
+                limit = r["limit_ns_per_state"].get(str(k))
+                cells += [_fmt_ns(limit), "[dim]—[/]", ""]
+                continue
+            pct = m["percent_of_peak"]
+            cells += [_fmt_ns(m["limit_ns_per_state"]), _fmt_ns(m["ns_per_state"]),
+                      "[dim]—[/]" if pct is None else f"{pct:.1f} %"]
+        table.add_row(escape(r["robot"]), r["op"], escape(r["backend"]), f"{r['flops_per_state']:,}", f"{r['N']:,}",
+                      *cells)
+    return table
+
+
+def _fmt_target_value(t: dict) -> str:
+    unit = t.get("unit", "×")
+    if unit == "ns":
+        return f"{_fmt_ns(t['value'])} ns"
+    if unit == "efficiency":
+        return f"{100 * t['value']:.0f} %"
+    return f"{_fmt_ratio(t['value'])}×"
 
 
 def _targets_table(targets: list):
@@ -95,11 +201,12 @@ def _targets_table(targets: list):
 
     table = Table(title=f"speed targets for the {TARGET_ROBOT} (informative; with --check a missed target exits 1)",
                   title_justify="left")
-    for column in ("backend", "op", "N", "target", "measured", "status"):
-        table.add_column(column, justify="right" if column in ("N", "measured") else "left")
+    for column in ("backend", "op", "N", "cores", "target", "measured", "status"):
+        table.add_column(column, justify="right" if column in ("N", "cores", "measured") else "left")
     for t in targets:
         status = "[green]met[/]" if t["status"] == "PASS" else "[bold red]missed[/]"
-        table.add_row(escape(t["backend"]), t["op"], f"{t['N']:,}", t["target"], f"{_fmt_ratio(t['value'])}×", status)
+        cores = "" if t.get("workers") is None else str(t["workers"])
+        table.add_row(escape(t["backend"]), t["op"], f"{t['N']:,}", cores, t["target"], _fmt_target_value(t), status)
     return table
 
 
@@ -109,12 +216,32 @@ def legend_lines(result: BenchResult) -> list:
              "ratio: time ratio to the pinocchio per-call loop, i.e. the row's µs per state ÷ pinocchio's at the "
              "same operation and N; below 1 = faster than pinocchio (green), above 1 = slower (yellow); "
              "speed-up = 1 ÷ ratio"]
+    counts = result.worker_counts
+    if counts:
+        lines.append("cores: our batch loops' workers (--workers) or pinocchio's parallel threads; single states "
+                     "(N = 1) and per-call loops are serial, timed once and shown on each row of their backend; "
+                     f"ratios to pinocchio_parallel are at equal cores; batches below {PARALLEL_FROM:,} states run "
+                     "serially in our backends whatever the workers (§ in the scaling table: E ≈ 1/K there)")
+    if result.flops:
+        lines.append(f"physical limit: flops per state of the generated code (multiplications + additions, "
+                     f"{TRIG_FLOPS} flops per sine or cosine; FD adds τ − bias, Cholesky n³/3 and 2n² for the "
+                     "solves) ÷ the peak measured on this machine with an FMA kernel (an FMA = 2 flops)")
     if TARGET_ROBOT not in result.robots:
         return lines
     lines.append(f"speed targets ({TARGET_ROBOT} only) judge two sizes: one state (N = 1: time ratio ≤ the "
                  f"limit) and a batch of {TARGET_BATCH:,} states (speed-up ≥ the limit); friction backends: "
                  f"time ≤ {FRICTION_LIMIT:g}× their frictionless counterpart's at those sizes (the worse one "
                  "shown); other sizes are measured, not judged")
+    if any(m.backend == GENERATED_BACKEND and m.robot == TARGET_ROBOT for m in result.measurements):
+        times = ", ".join(f"{op} ≤ {limit:g} ns" for op, limit in BATCH_TIME_TARGETS)
+        speed = ", ".join(f"{op} ≥ {limit:g}×" for op, limit in PARALLEL_SPEEDUP_TARGETS)
+        lines.append(f"{GENERATED_BACKEND} at {TARGET_BATCH:,} states on all cores: time per state ({times}), "
+                     f"throughput over pinocchio's parallel functions on as many threads ({speed}); "
+                     f"parallel efficiency ≥ {100 * EFFICIENCY_TARGET:g} % from 1 to 2 workers (judged when "
+                     "--workers includes 1 and 2)")
+        if not all_cores_measured(result):
+            lines.append(f"the largest --workers ({result.main_workers}) is not every core "
+                         f"({result.environment.get('dyn_plugin_cores')}): the all-cores targets are not judged")
     if TARGET_BATCH not in result.settings["sizes"]:
         lines.append(f"this run has no N = {TARGET_BATCH:,}: batch targets not judged (add it with --sizes)")
     return lines
@@ -144,8 +271,16 @@ def environment_line(env: dict) -> str:
     parts = [f"dyn_plugin {v['dyn_plugin']}", f"Python {v['python']}"]
     parts += [f"{k} {v[k]}" for k in ("numpy", "numba", "pin", "pybullet") if v.get(k)]
     threads = f"numba threads {env['numba_threads']}, " if env.get("numba_threads") else ""
+    peak = env.get("peak_flops")
+    peak_text = ""
+    if peak:
+        most = peak["all_cores"]
+        peak_text = (f"; peak {peak['gflops']['1']:.1f} GFLOP/s on 1 core" if "1" in peak["gflops"] else "; peak")
+        if most != 1:
+            peak_text += f", {peak['gflops_all_cores']:.1f} on {most}"
+        peak_text += " (FMA kernel, best of repeats)"
     return (", ".join(parts) + f"; CPU {env['cpu']} ({env['usable_cores']} of {env['cores']} cores usable; "
-            f"{threads}pinocchio parallel threads {env['pinocchio_parallel_threads']}); {env['date']}"
+            f"{threads}pinocchio parallel threads {env['pinocchio_parallel_threads']}){peak_text}; {env['date']}"
             + (f"; load average {env['load_average']['before'][0]:g} before, {env['load_average']['after'][0]:g} "
                "after" if env.get("load_average") and env["load_average"]["before"] else ""))
 
@@ -180,52 +315,139 @@ def write_json(result: BenchResult, path) -> None:
     write_or_print(path, json.dumps(result.as_dict(), indent=2, allow_nan=False))
 
 
+_OP_STYLES = {"ID": ("o", "-"), "FD": ("s", "--"), "M": ("^", "-."), "bias": ("D", ":")}
+
+
 def plot_scaling(result: BenchResult, path, robot: Optional[str] = None) -> Path:
-    """Log-log µs per state against batch size N, one panel per operation, one line per
-    backend, for ``robot`` (default: the first).  Hollow markers: loop timed on a prefix."""
+    """Two log-log panels for ``robot`` (default: the first), median ns per state:
+
+    * against batch size N, batches on the most workers measured: one line per backend
+      (colour; the legend names its call) and op (marker and line style); hollow markers:
+      a per-call loop timed on a prefix; the physical limit of the generated code on as
+      many cores, a dashed horizontal line per op (hollow op markers);
+    * against cores (our workers, pinocchio's threads) at the largest N: the measured
+      lines, ideal 1/K scaling from each 1-core point (thin dotted), the serial per-call
+      loops as thin horizontal references, and the limit on K cores (flops ÷ the peak
+      measured on K cores, dashed).
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
     robot = robot or next(iter(result.robots), None)
     if robot not in result.robots:
         raise InputError(f"no results for robot {robot!r}; measured: {', '.join(result.robots)}")
-    ops = [op for op in result.settings["ops"] if any(m.robot == robot and m.op == op for m in result.measurements)]
-    cols = 2 if len(ops) > 1 else 1
-    rows = int(math.ceil(len(ops) / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(6.0 * cols, 4.2 * rows), squeeze=False)
-    backends = list(dict.fromkeys(m.backend for m in result.measurements if m.robot == robot))
+    mine = [m for m in result.measurements if m.robot == robot]
+    ops = [op for op in result.settings["ops"] if any(m.op == op for m in mine)]
+    backends = list(dict.fromkeys(m.backend for m in mine))
     cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"] * 3
     colours = dict(zip([b for b in backends if b != "pinocchio"], cycle))
     colours["pinocchio"] = "black"  # the reference of every ratio
-    for ax, op in zip(axes.flat, ops):
-        for backend in backends:
-            ms = sorted((m for m in result.measurements if (m.robot, m.op, m.backend) == (robot, op, backend)),
-                        key=lambda m: m.N)
+    styles = {op: _OP_STYLES.get(op, ("o", "-")) for op in ops}
+    limits = [r for r in result.limits() if r["robot"] == robot]
+    peak = result.environment.get("peak_flops") or {}
+    gflops = {int(k): g for k, g in (peak.get("gflops") or {}).items() if g}
+    sizes = sorted({m.N for m in mine})
+    largest = sizes[-1]
+    ks = sorted({m.workers for m in mine if m.N == largest and m.workers is not None})
+    dashed = (0, (5, 3))
+
+    fig, (ax_n, ax_k) = plt.subplots(1, 2, figsize=(14.0, 7.0))
+    calls, most_cores = {}, 0
+    for backend in backends:
+        for op in ops:
+            rows = [m for m in mine if (m.op, m.backend) == (op, backend)]
+            if not rows:
+                continue
+            most = max(m.workers or 0 for m in rows)  # batches on the most cores it was timed on
+            most_cores = max(most_cores, most)
+            ms = sorted((m for m in rows if m.workers in (None, most)), key=lambda m: m.N)
+            calls.setdefault(backend, []).append(ms[-1].call)
+            marker, line = styles[op]
+            colour = colours[backend]
+            ax_n.plot([m.N for m in ms], [m.median_ns for m in ms], line, color=colour, lw=1.3)
+            for m in ms:
+                ax_n.plot(m.N, m.median_ns, marker, color=colour, ms=5,
+                          markerfacecolor="none" if m.extrapolated else colour)
+
+    limit_cores = most_cores if most_cores in gflops else (max(gflops) if gflops else None)
+    limit_handles = []
+    for r in limits:
+        if limit_cores is None:
+            break
+        limit = r["flops_per_state"] / gflops[limit_cores]
+        colour = colours.get(r["backend"], "grey")
+        cores = f"{limit_cores} core{'s' if limit_cores > 1 else ''}"
+        limit_handles += ax_n.plot([sizes[0], largest], [limit, limit], ls=dashed, marker=styles[r["op"]][0],
+                                   markerfacecolor="none", color=colour, lw=1.0,
+                                   label=f"limit of {r['backend']} {r['op']}: {limit:.3g} ns = {r['flops_per_state']} "
+                                         f"flops ÷ {gflops[limit_cores]:.1f} GFLOP/s ({cores})")
+        points = [(k, r["flops_per_state"] / gflops[k]) for k in sorted(gflops) if not ks or ks[0] <= k <= ks[-1]]
+        ax_k.plot([k for k, _ in points], [v for _, v in points], ls=dashed, marker=styles[r["op"]][0],
+                  markerfacecolor="none", color=colour, lw=1.0)
+    ax_n.set_xscale("log")
+    ax_n.set_yscale("log")
+    on = f" (batches on {most_cores} core{'s' if most_cores > 1 else ''})" if most_cores else ""
+    ax_n.set_title(f"ns per state vs batch size{on}", fontsize=10)
+    ax_n.set_xlabel("batch size N (states per call)")
+    ax_n.set_ylabel("ns per state (median)")
+    ax_n.grid(True, which="both", alpha=0.3)
+
+    at_largest = [m for m in mine if m.N == largest]
+    span = [ks[0], ks[-1]] if len(ks) > 1 else ([ks[0] / 1.2, ks[0] * 1.2] if ks else [1, 1])
+    for backend in backends:
+        for op in ops:
+            ms = sorted((m for m in at_largest if (m.op, m.backend) == (op, backend)), key=lambda m: m.workers or 0)
             if not ms:
                 continue
-            call = ms[-1].call
-            ax.plot([m.N for m in ms], [m.median_us for m in ms], "--" if backend == "pinocchio" else "-",
-                    color=colours[backend], label=f"{backend}: {call}")
-            for m in ms:
-                ax.plot(m.N, m.median_us, "o", color=colours[backend],
-                        markerfacecolor="none" if m.extrapolated else colours[backend])
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_title(f"{op}: {OP_DESCRIPTIONS[op]}", fontsize=9)
-        ax.set_xlabel("batch size N (states per call)")
-        ax.set_ylabel("µs per state (median)")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-    for ax in list(axes.flat)[len(ops):]:
-        ax.axis("off")
+            marker, line = styles[op]
+            colour = colours[backend]
+            if all(m.workers is None for m in ms):  # a per-call loop: serial, a horizontal reference
+                ax_k.plot(span, [ms[0].median_ns] * 2, "-", marker=marker, color=colour, lw=0.8, alpha=0.45, ms=4)
+                continue
+            ms = [m for m in ms if m.workers is not None]
+            ax_k.plot([m.workers for m in ms], [m.median_ns for m in ms], line, marker=marker, color=colour, lw=1.3,
+                      ms=5)
+            one = next((m for m in ms if m.workers == 1), None)
+            if one is not None and len(ks) > 1:
+                ax_k.plot(ks, [one.median_ns / k for k in ks], ":", color=colour, lw=0.9)
+    ax_k.set_xscale("log")
+    ax_k.set_yscale("log")
+    if ks:
+        ax_k.set_xticks(ks)
+        ax_k.set_xticklabels([str(k) for k in ks])
+        ax_k.minorticks_off()
+    ax_k.set_title(f"ns per state vs cores, N = {largest:,}", fontsize=10)
+    ax_k.set_xlabel("cores (our workers; pinocchio's threads)")
+    ax_k.set_ylabel("ns per state (median)")
+    ax_k.grid(True, which="both", alpha=0.3)
+
+    handles = [Line2D([], [], color=colours[b], lw=2, label=f"{b}: {', '.join(dict.fromkeys(calls[b]))}")
+               for b in backends if b in calls]
+    handles += [Line2D([], [], color="grey", marker=styles[op][0], ls=styles[op][1], label=f"{op}: {OP_DESCRIPTIONS[op]}")
+                for op in ops]
+    if limit_handles:
+        handles += limit_handles
+        if len(ks) > 1:
+            handles.append(Line2D([], [], color="grey", ls=dashed, marker="o", markerfacecolor="none",
+                                  label="limit on K cores: flops per state ÷ peak measured on K (right)"))
+    if len(ks) > 1:
+        handles.append(Line2D([], [], color="grey", ls=":", lw=0.9, label="ideal 1/K scaling from 1 core (right)"))
+    if any(m.workers is None for m in at_largest):
+        handles.append(Line2D([], [], color="grey", lw=0.8, alpha=0.45, label="serial per-call loops (right)"))
+    if any(m.extrapolated for m in mine):
+        handles.append(Line2D([], [], color="grey", marker="o", ls="none", markerfacecolor="none",
+                              label="per-call loop timed on a prefix of the N states"))
+    fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=7, frameon=False)
     env = result.environment
-    hollow = any(m.extrapolated for m in result.measurements if m.robot == robot)
-    fig.suptitle(f"{robot}: time per state vs batch size — {env['cpu']}, {env['date'][:10]}"
-                 + ("\n(hollow markers: per-call loop timed on a prefix of the N states)" if hollow else ""),
-                 fontsize=10)
-    fig.tight_layout()
+    peak_text = ""
+    if gflops:
+        peak_text = "; peak " + ", ".join(f"{g:.1f} GFLOP/s on {k}" for k, g in sorted(gflops.items()))
+    fig.suptitle(f"{robot}: time per state — {env['cpu']}, {env['date'][:10]}{peak_text}", fontsize=10)
+    rows = (len(handles) + 1) // 2
+    fig.tight_layout(rect=(0, 0.02 + 0.024 * rows, 1, 1))
     path = Path(path)
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -1,6 +1,12 @@
 """The speed targets, judged for the PUMA-560 at one state and at 10⁵ states only: our
-time per state against pinocchio's, and each friction backend's against its frictionless
-counterpart's.  Informative, unless ``dyn-plugin bench --check`` makes a miss exit 1."""
+time per state against pinocchio's, each friction backend's against its frictionless
+counterpart's, and for the generated backend (:data:`GENERATED_BACKEND`) at 10⁵ states on
+all cores its time per state, its throughput against pinocchio's parallel functions and
+its parallel efficiency from 1 to 2 workers.  Informative, unless ``dyn-plugin bench
+--check`` makes a miss exit 1.
+
+Batch figures are read at the largest number of workers measured (``--workers``); the
+all-cores targets are judged only when that is every core our loops may use."""
 
 from __future__ import annotations
 
@@ -13,7 +19,8 @@ from .operations import PIN_CALLS, REFERENCE_KINDS
 if TYPE_CHECKING:
     from .results import BenchResult
 
-__all__ = ["FRICTION_LIMIT", "TARGETS", "TARGET_BATCH", "TARGET_ROBOT", "TARGET_SIZES", "evaluate_targets",
+__all__ = ["BATCH_TIME_TARGETS", "EFFICIENCY_TARGET", "FRICTION_LIMIT", "GENERATED_BACKEND", "PARALLEL_SPEEDUP_TARGETS",
+           "TARGETS", "TARGET_BATCH", "TARGET_ROBOT", "TARGET_SIZES", "all_cores_measured", "evaluate_targets",
            "target_label"]
 
 TARGET_ROBOT = "puma560"
@@ -33,6 +40,11 @@ TARGETS = (
     ("M", "single", 1.5),
     ("M", "batch", 10.0),
 )
+# The generated backend at TARGET_BATCH states on all cores:
+GENERATED_BACKEND = "symbolic_numba"
+BATCH_TIME_TARGETS = (("ID", 50.0), ("FD", 150.0), ("M", 40.0))     # ns per state at most
+PARALLEL_SPEEDUP_TARGETS = (("ID", 12.0), ("FD", 12.0))             # throughput ≥ limit × pinocchio_parallel's
+EFFICIENCY_TARGET = 0.85   # t(1 worker) / (2 · t(2 workers)) at least, each op (when 1 and 2 were measured)
 
 
 def _rigid_counterpart(name: str):
@@ -46,6 +58,13 @@ def target_label(op: str, kind: str, limit: float) -> str:
     if kind == "single":
         return f"time ≤ {limit:g}× pinocchio {PIN_CALLS[op]}"
     return f"speed-up ≥ {limit:g}× a pinocchio {PIN_CALLS[op]} loop"
+
+
+def all_cores_measured(result: BenchResult) -> bool:
+    """Whether the largest number of workers measured is every core our loops may use
+    (True when the result does not say: a run before ``--workers``)."""
+    main, cores = result.main_workers, result.environment.get("dyn_plugin_cores")
+    return main is None or cores is None or main >= cores
 
 
 def evaluate_targets(result: BenchResult) -> list:
@@ -62,13 +81,15 @@ def evaluate_targets(result: BenchResult) -> list:
     rigid = [b for b in ours if b not in with_friction and not b.startswith("lagrange_euler")]
     friction = [b for b in ours if b in with_friction and _rigid_counterpart(b) in ours]
     return ([t for b in rigid for t in _speed_targets(result, b)]
-            + [t for b in friction for t in _friction_targets(result, b)])
+            + [t for b in friction for t in _friction_targets(result, b)]
+            + (_generated_targets(result) if GENERATED_BACKEND in ours else []))
 
 
-def _target(backend, op, N, label, measure, value, relation, limit) -> dict:
+def _target(backend, op, N, label, measure, value, relation, limit, unit="×", workers=None) -> dict:
     ok = value <= limit if relation == "<=" else value >= limit
     return {"robot": TARGET_ROBOT, "backend": backend, "target": label, "op": op, "N": N, "measure": measure,
-            "value": value, "relation": relation, "limit": limit, "status": "PASS" if ok else "MISS"}
+            "value": value, "relation": relation, "limit": limit, "unit": unit, "workers": workers,
+            "status": "PASS" if ok else "MISS"}
 
 
 def _speed_targets(result, backend) -> list:
@@ -81,7 +102,34 @@ def _speed_targets(result, backend) -> list:
         if kind == "single":
             out.append(_target(backend, op, N, target_label(op, kind, limit), "time ratio", meas.ratio, "<=", limit))
         else:
-            out.append(_target(backend, op, N, target_label(op, kind, limit), "speed-up", 1 / meas.ratio, ">=", limit))
+            out.append(_target(backend, op, N, target_label(op, kind, limit), "speed-up", 1 / meas.ratio, ">=", limit,
+                               workers=meas.workers))
+    return out
+
+
+def _generated_targets(result) -> list:
+    """The generated backend at TARGET_BATCH states: ns per state and throughput against
+    pinocchio's parallel functions on all cores; parallel efficiency from 1 to 2 workers."""
+    backend, N, out = GENERATED_BACKEND, TARGET_BATCH, []
+    if all_cores_measured(result):
+        for op, limit in BATCH_TIME_TARGETS:
+            meas = result.find(TARGET_ROBOT, op, backend, N)
+            if meas is not None:
+                out.append(_target(backend, op, N, f"≤ {limit:g} ns per state (batch, all cores)", "ns per state",
+                                   meas.median_ns, "<=", limit, unit="ns", workers=meas.workers))
+        for op, limit in PARALLEL_SPEEDUP_TARGETS:
+            meas = result.find(TARGET_ROBOT, op, backend, N)
+            if meas is not None and meas.ratio_parallel:
+                out.append(_target(backend, op, N, f"throughput ≥ {limit:g}× pinocchio {PIN_CALLS[op]}InParallel "
+                                   "(batch, all cores)", "throughput ratio to pinocchio_parallel",
+                                   1 / meas.ratio_parallel, ">=", limit, workers=meas.workers))
+    for op in dict.fromkeys(m.op for m in result.measurements if (m.robot, m.backend) == (TARGET_ROBOT, backend)):
+        one, two = (result.find(TARGET_ROBOT, op, backend, N, k) for k in (1, 2))
+        if one is None or two is None or one.workers != 1 or two.workers != 2 or two.median_us <= 0:
+            continue
+        out.append(_target(backend, op, N, f"parallel efficiency ≥ {100 * EFFICIENCY_TARGET:g} % from 1 to 2 "
+                           "workers (batch)", "t(1) / (2 · t(2))", one.median_us / (2 * two.median_us), ">=",
+                           EFFICIENCY_TARGET, unit="efficiency", workers=2))
     return out
 
 
