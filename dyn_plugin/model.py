@@ -18,11 +18,40 @@ from typing import Optional
 
 import numpy as np
 
-from .errors import ModelError, PhysicalValidityWarning
+from .errors import InputError, ModelError, PhysicalValidityWarning
 from .kinematics import PRISMATIC, REVOLUTE
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 INERTIA_ROUND_OFF = 1e-18  # kg·m²: principal moments this close to zero are zero (see check_link_inertia)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Frame:
+    """A named frame fixed to one rigid body of the model: a URDF link at its link origin.
+
+    ``link`` is the moving link (one of :attr:`RobotModel.link_names`) the frame moves
+    with, or the base link (:attr:`RobotModel.base_link`) for the base and the links fixed
+    to it; ``rotation`` (3, 3) and ``position`` (3,) m place the frame in that link's frame
+    (``x_link = rotation @ x_frame + position``).  A link merged into its parent by fixed
+    joints (a ``tool0``, a camera mount) is a frame of the parent with the fixed joints'
+    placements composed; every other link is its own frame at the identity.  The link is
+    named rather than numbered so that a model whose links are renumbered keeps its
+    frames right (the free-flyer chain of :mod:`dyn_plugin.floating` puts six joints
+    before them; there the base link's frames name no link, and :meth:`RobotModel.frame`
+    says so)."""
+
+    name: str
+    link: str
+    rotation: np.ndarray = dataclasses.field(default_factory=lambda: np.eye(3))
+    position: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(3))
+
+    def __post_init__(self):
+        for key, shape in (("rotation", (3, 3)), ("position", (3,))):
+            value = np.array(getattr(self, key), dtype=float)
+            if value.shape != shape or not np.all(np.isfinite(value)):
+                raise ModelError(f"frame {self.name!r}: {key} must be finite numbers of shape {shape}")
+            value.setflags(write=False)
+            object.__setattr__(self, key, value)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -71,6 +100,11 @@ class RobotModel:
         Joints that follow another (URDF ``<mimic>``) when loaded with ``mimic=True``:
         they are not coordinates (``nq``, ``nv`` and the names leave them out; see
         :mod:`dyn_plugin.mimic`).  Empty by default: every joint is independent.
+    frames : tuple[Frame, ...]
+        Every URDF link as a :class:`Frame`, in the order of the tree walk (depth-first,
+        as pinocchio's frames), links merged through fixed joints included.  Empty for a
+        model not read from a URDF: the frames are then the base link's and each
+        moving link's own (:attr:`frame_names`, :meth:`frame`).
     """
 
     name: str
@@ -102,6 +136,7 @@ class RobotModel:
     base_com: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(3))
     base_inertia: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((3, 3)))
     mimic: tuple = ()
+    frames: tuple = ()
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -153,6 +188,34 @@ class RobotModel:
         """Names of q̇'s, q̈'s and τ's entries (nv): the independent joints, after the base's 6 with a floating base."""
         base = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
         return (base if self.floating_base else ()) + self.independent_joints
+
+    @property
+    def frame_names(self) -> tuple:
+        """Names of the frames (:attr:`frames`): every URDF link, the base link and links merged
+        through fixed joints included; the base link and the moving links for a model with
+        no recorded frames."""
+        return tuple(frame.name for frame in self._frame_list())
+
+    def _frame_list(self) -> tuple:
+        """:attr:`frames`, or by default the base link's and each moving link's own frame."""
+        return self.frames or tuple(Frame(name, name) for name in (self.base_link,) + self.link_names)
+
+    def frame(self, name: str) -> tuple:
+        """``(body, rotation (3, 3), position (3,) m)`` of frame ``name``: ``body`` the index of
+        the moving link it is fixed to (-1: the base), the rotation and position its
+        placement in that link's frame.  An :class:`InputError` lists the valid names for
+        an unknown one."""
+        frames = self._frame_list()
+        found = next((frame for frame in frames if frame.name == name), None) if isinstance(name, str) else None
+        if found is None:
+            raise InputError(f"robot {self.name!r} has no frame {name!r}; its frames are: "
+                             + ", ".join(repr(frame.name) for frame in frames))
+        if found.link == self.base_link:
+            return -1, found.rotation, found.position
+        if found.link not in self.link_names:
+            raise ModelError(f"model {self.name!r}: frame {name!r} is fixed to link {found.link!r}, which is neither "
+                             f"a moving link nor the base link {self.base_link!r}")
+        return self.link_names.index(found.link), found.rotation, found.position
 
     def require_fixed_joint_space(self, what: str) -> None:
         """Raise a ModelError when this model's coordinates are not its joints (a floating

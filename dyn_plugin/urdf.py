@@ -27,7 +27,7 @@ from .errors import ModelError, URDFError, URDFWarning
 from .kinematics import PRISMATIC, REVOLUTE, make_transform, matrix_to_rpy, parallel_axis, rot_x, rot_y, rot_z
 from .mimic import Mimic
 from .mimic import resolve as resolve_mimic
-from .model import DEFAULT_GRAVITY, RobotModel, check_link_inertia, non_psd_problem
+from .model import DEFAULT_GRAVITY, Frame, RobotModel, check_link_inertia, non_psd_problem
 
 MOVING_TYPES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
 SUPPORTED_TYPES = set(MOVING_TYPES) | {"fixed"}
@@ -340,6 +340,8 @@ class _Body:
 def _assemble(name, base, links, joints, text, source, strict, gravity) -> RobotModel:
     """Walk the tree from the root: merge fixed children into their moving body, number
     moving joints depth-first.  Links without ``<inertial>`` weigh 0 kg (as in pinocchio).
+    Every link becomes a :class:`~dyn_plugin.model.Frame` of its body, at its placement there
+    (``model.frames``, in the order of the walk).
 
     The walk keeps its own stack (a chain of any length, no recursion limit); a stack
     entry is ``(joint that leads to the link or None, link, body index, placement of the
@@ -375,9 +377,11 @@ def _assemble(name, base, links, joints, text, source, strict, gravity) -> Robot
             raise ModelError(f"{source}: the rigid body of links {welded} (welded by fixed joints): {problem}")
     model = _model_from_joints(name, moving, bodies, text, gravity, base)
     base_com, base_inertia = root.com_and_inertia()
+    frames = tuple(Frame(link, base if body < 0 else moving[body][0].child, X[:3, :3], X[:3, 3])
+                   for body, link, X in parts)                   # every link, at its origin in its body
     return dataclasses.replace(model, links_without_inertial=tuple(without_inertial),
                                base_links_without_inertial=tuple(base_without_inertial), base_mass=root.mass,
-                               base_com=base_com, base_inertia=base_inertia)
+                               base_com=base_com, base_inertia=base_inertia, frames=frames)
 
 
 def _reached(base: str, children: dict) -> set:

@@ -14,6 +14,11 @@ A backend must implement :meth:`Backend._batch_inverse_dynamics` and
   is exactly ``Σ_k Γ_ijk q̇_k``, the C for which ``Ṁ − 2C`` is skew-symmetric (evaluated
   at q̇ / max|q̇ₖ| and scaled back, C being linear in q̇, so that it cannot overflow early).
 
+Every backend has the frame kinematics of :mod:`dyn_plugin.frames` (``frame_placement``,
+``frame_jacobian``, ``frame_velocity``, ``frame_acceleration``,
+``frame_jacobian_time_variation``, validated here); an engine with its own overrides the
+``_batch_frame_*`` methods (pinocchio does).
+
 A result that is not finite (float64 overflow, e.g. q̇ = 1e300 squared) is never
 returned: every public method raises :class:`~dyn_plugin.errors.NumericalError` naming
 the quantity, the state, the joint and the largest input instead.
@@ -28,6 +33,7 @@ import numpy as np
 from ..arrays import _overflow, as_batch, batch_args, check_finite, state_args  # noqa: F401 (as_batch, check_finite: re-exported)
 
 __all__ = ["Backend", "CAPABILITIES", "KINDS", "SINGULAR", "as_batch", "batch_args", "check_finite"]
+from .. import floating, frames
 from ..errors import ModelError, NumericalError
 from ..loops import using_workers
 from ..model import RobotModel
@@ -169,6 +175,65 @@ class Backend:
     def coriolis_matrix(self, q, qd):
         """C(q, q̇) in Christoffel form: C q̇ = velocity terms and Ṁ − 2C skew-symmetric."""
         return self._run(self._batch_coriolis_matrix, q=q, qd=qd)
+
+    # -- frames: every URDF link (model.frame_names); dyn_plugin.frames, or the engine's own --
+
+    def frame_placement(self, q, frame: str):
+        """World placement (4, 4) of ``frame`` (one of ``model.frame_names``, m), (N, 4, 4) for a batch."""
+        return self._run_frame("frame_placement", frame, None, q=q)
+
+    def frame_jacobian(self, q, frame: str, reference: str = "local_world_aligned"):
+        """Frame Jacobian J (6, nv) or (N, 6, nv): rows [linear velocity of the frame origin;
+        angular velocity] = J q̇, in ``reference``: ``"local_world_aligned"`` (world axes at
+        the frame origin), ``"world"`` (the spatial velocity at the world origin) or
+        ``"local"`` (the frame's own axes), pinocchio's ``ReferenceFrame``
+        (:mod:`dyn_plugin.frames`)."""
+        return self._run_frame("frame_jacobian", frame, reference, q=q)
+
+    def frame_velocity(self, q, qd, frame: str, reference: str = "local_world_aligned"):
+        """[v; ω] (6,) or (N, 6) of ``frame`` in ``reference`` (m/s, rad/s): J q̇."""
+        return self._run_frame("frame_velocity", frame, reference, q=q, qd=qd)
+
+    def frame_acceleration(self, q, qd, qdd, frame: str, reference: str = "local_world_aligned"):
+        """Classical acceleration [a; ω̇] (6,) or (N, 6) of ``frame``'s origin in ``reference``
+        (m/s², rad/s²; pinocchio's ``getFrameClassicalAcceleration``)."""
+        return self._run_frame("frame_acceleration", frame, reference, q=q, qd=qd, qdd=qdd)
+
+    def frame_jacobian_time_variation(self, q, qd, frame: str, reference: str = "local_world_aligned"):
+        """J̇ (6, nv) or (N, 6, nv): the time derivative of :meth:`frame_jacobian` in
+        ``reference`` along q̇, so that J q̈ + J̇ q̇ is the derivative of the frame velocity."""
+        return self._run_frame("frame_jacobian_time_variation", frame, reference, q=q, qd=qd)
+
+    def _run_frame(self, what: str, frame: str, reference, **arrays):
+        """Validate the frame name, the reference and the states (unit base quaternions), run
+        ``_batch_<what>`` and refuse a result that is not finite."""
+        self.model.frame(frame)                     # an unknown name lists the valid ones
+        options = {} if reference is None else {"reference": frames.reference_name(reference)}
+        args, single = state_args(self.model, **arrays)
+        if self.model.floating_base:
+            args[0] = floating.unit_quaternions(args[0])
+        result = getattr(self, f"_batch_{what}")(*args, frame, **options)
+        if not np.isfinite(result.sum()) and not np.isfinite(result).all():
+            state = int(np.argwhere(~np.isfinite(result))[0][0])
+            raise NumericalError(f"{what} of frame {frame!r} of robot {self.model.name!r} overflowed"
+                                 + ("" if single else f" at state {state}") + " although every input is finite "
+                                 "(float64 ends near 1.8e308); check the inputs' units and magnitudes")
+        return result[0] if single else result
+
+    def _batch_frame_placement(self, q, frame):
+        return frames.frame_placement(self.model, q, frame)
+
+    def _batch_frame_jacobian(self, q, frame, reference):
+        return frames.frame_jacobian(self.model, q, frame, reference)
+
+    def _batch_frame_velocity(self, q, qd, frame, reference):
+        return frames.frame_velocity(self.model, q, qd, frame, reference)
+
+    def _batch_frame_acceleration(self, q, qd, qdd, frame, reference):
+        return frames.frame_acceleration(self.model, q, qd, qdd, frame, reference)
+
+    def _batch_frame_jacobian_time_variation(self, q, qd, frame, reference):
+        return frames.frame_jacobian_time_variation(self.model, q, qd, frame, reference)
 
     # -- what a backend implements (batches of shape (N, n)) ----------------------------
 

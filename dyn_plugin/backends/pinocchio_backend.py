@@ -6,7 +6,9 @@ DH model), and joints are matched by name.  pinocchio represents a continuous jo
 A floating base is pinocchio's own ``JointModelFreeFlyer`` at the root, whose
 convention :attr:`~dyn_plugin.model.RobotModel.floating_base` follows; mimic joints are
 pinocchio's own ``mimic=True`` (its ABA does not take them: q̈ comes from its CRBA and
-non-linear effects by Cholesky).
+non-linear effects by Cholesky).  Frames are pinocchio's BODY frames of the same names
+(``updateFramePlacements``, ``computeFrameJacobian``, ``getFrameVelocity``,
+``getFrameClassicalAcceleration``, ``getFrameJacobianTimeVariation``).
 """
 
 from __future__ import annotations
@@ -117,3 +119,52 @@ class PinocchioBackend(Backend):
         ix = np.ix_(self._idx_v, self._idx_v)
         return self._per_state(
             lambda a, b: pin.computeCoriolisMatrix(m, d, self.to_pin_q(a), self.to_pin_v(b))[ix], q, qd)
+
+    # -- frames: pinocchio's own, for the comparison with dyn_plugin.frames ----------------
+
+    def _frame_id(self, frame: str) -> int:
+        """pinocchio's index of the BODY frame named ``frame`` (a URDF link)."""
+        if not self.pin_model.existFrame(frame, self._pin.BODY):
+            raise BackendError(f"pinocchio's model of {self.model.name!r} has no link frame {frame!r}")
+        return self.pin_model.getFrameId(frame, self._pin.BODY)
+
+    def _reference(self, reference: str):
+        pin = self._pin
+        return {"world": pin.WORLD, "local": pin.LOCAL, "local_world_aligned": pin.LOCAL_WORLD_ALIGNED}[reference]
+
+    def _batch_frame_placement(self, q, frame):
+        pin, m, d, fid = self._pin, self.pin_model, self.data, self._frame_id(frame)
+
+        def placement(a):
+            pin.forwardKinematics(m, d, self.to_pin_q(a))
+            pin.updateFramePlacements(m, d)
+            return d.oMf[fid].homogeneous
+        return self._per_state(placement, q)
+
+    def _batch_frame_jacobian(self, q, frame, reference):
+        pin, m, d, fid, rf = self._pin, self.pin_model, self.data, self._frame_id(frame), self._reference(reference)
+        return self._per_state(lambda a: pin.computeFrameJacobian(m, d, self.to_pin_q(a), fid, rf)[:, self._idx_v], q)
+
+    def _batch_frame_velocity(self, q, qd, frame, reference):
+        pin, m, d, fid, rf = self._pin, self.pin_model, self.data, self._frame_id(frame), self._reference(reference)
+
+        def velocity(a, b):
+            pin.forwardKinematics(m, d, self.to_pin_q(a), self.to_pin_v(b))
+            return pin.getFrameVelocity(m, d, fid, rf).vector
+        return self._per_state(velocity, q, qd)
+
+    def _batch_frame_acceleration(self, q, qd, qdd, frame, reference):
+        pin, m, d, fid, rf = self._pin, self.pin_model, self.data, self._frame_id(frame), self._reference(reference)
+
+        def acceleration(a, b, c):
+            pin.forwardKinematics(m, d, self.to_pin_q(a), self.to_pin_v(b), self.to_pin_v(c))
+            return pin.getFrameClassicalAcceleration(m, d, fid, rf).vector
+        return self._per_state(acceleration, q, qd, qdd)
+
+    def _batch_frame_jacobian_time_variation(self, q, qd, frame, reference):
+        pin, m, d, fid, rf = self._pin, self.pin_model, self.data, self._frame_id(frame), self._reference(reference)
+
+        def rate(a, b):
+            pin.computeJointJacobiansTimeVariation(m, d, self.to_pin_q(a), self.to_pin_v(b))
+            return pin.getFrameJacobianTimeVariation(m, d, fid, rf)[:, self._idx_v]
+        return self._per_state(rate, q, qd)
