@@ -100,19 +100,17 @@ def using_workers(workers: Optional[int]):
         _local.workers = previous
 
 
-def run_blocks(blocks, N: int, *arrays) -> None:
-    """``blocks(*arrays, start, stop)`` (a compiled function that releases the GIL) over the
-    states 0..N−1: at once for fewer than PARALLEL_FROM states or one worker, else split into
-    :func:`workers` contiguous blocks run by as many threads, each block starting at a
-    multiple of :data:`dyn_plugin.compiled.lanes.LANES`, so that the chunks, and the results,
-    are the same for any number of workers."""
+def run_blocks(blocks, N: int, chunk: int, *arrays) -> None:
+    """``blocks(*arrays, start, stop)`` (a compiled function that releases the GIL and cuts
+    its states into chunks of ``chunk`` from ``start``) over the states 0..N−1: at once for
+    fewer than PARALLEL_FROM states or one worker, else split into :func:`workers`
+    contiguous blocks run by as many threads, each starting at a multiple of ``chunk``, so
+    that the chunks, and the results, are the same for any number of workers."""
     count = workers() if N >= PARALLEL_FROM else 1
     if count == 1:
         blocks(*arrays, 0, N)
         return
-    from .compiled.lanes import LANES
-
-    per_block = -(-N // (count * LANES)) * LANES
+    per_block = -(-N // (count * chunk)) * chunk
     starts = range(0, N, per_block)
     pending = [_pool().submit(blocks, *arrays, start, min(N, start + per_block)) for start in starts[1:]]
     blocks(*arrays, 0, min(N, per_block))

@@ -280,7 +280,8 @@ class SymbolicBackend(SingleStateFastPath, Backend):
             return getattr(self._module, function)(*arrays)
         arrays = self._prepare(*arrays)
         out = np.empty(shape)
-        run_blocks(getattr(self._module, f"_{function}_blocks"), len(out), *arrays, out.reshape(len(out), -1))
+        run_blocks(getattr(self._module, f"_{function}_blocks"), len(out), self._module.LANES, *arrays,
+                   out.reshape(len(out), -1))
         return out
 
     def _batch_inverse_dynamics(self, q, qd, qdd):

@@ -247,7 +247,7 @@ def _emit_numba_entry(function, args, result, shape) -> str:
         f'    """{function.replace("_", " ").capitalize()}: inputs (N, n), or (n,) for one state."""',
         f"    ({', '.join(args)},), single = _as_states({', '.join(args)})",
         f"    {result} = np.empty({shape})",
-        f"    run_blocks(_{function}_blocks, {args[0]}.shape[0], {', '.join(args)}, "
+        f"    run_blocks(_{function}_blocks, {args[0]}.shape[0], LANES, {', '.join(args)}, "
         f"{result}.reshape({args[0]}.shape[0], -1))",
         f"    return {result}[0] if single else {result}", ""])
 
