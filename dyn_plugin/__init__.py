@@ -26,6 +26,7 @@ from .loops import set_workers, using_workers, workers
 from .model import RobotModel
 from .robots import list_robots, load_robot, robot_table
 from .terms import Terms
+from .identification import identify
 from .simulate import JointLimitWarning, SimulationError, Trajectory, simulate
 from .urdf import load_urdf, load_urdf_string, to_urdf, write_urdf
 
@@ -47,7 +48,7 @@ def __getattr__(name):
 __all__ = [
     "__version__", "Terms", "floating", "mimic",
     "Backend", "BackendError", "ClusterError", "DHRow", "FrictionModel", "load_friction", "DynPluginError", "InputError", "JointLimitWarning", "ModelError", "NumericalError",
-    "PhysicalValidityWarning", "RobotModel", "URDFError", "URDFWarning", "UnknownRobotError", "get_backend",
+    "PhysicalValidityWarning", "RobotModel", "URDFError", "URDFWarning", "UnknownRobotError", "get_backend", "identify",
     "list_backends", "list_robots", "load_robot", "load_urdf", "load_urdf_string",
     "model_from_dh", "read_dh_table", "register_backend", "robot_table", "SimulationError", "simulate",
     "to_urdf", "Trajectory",

@@ -253,6 +253,20 @@ class RobotModel:
         """The same robot with a free-flying base (or fixed again with ``False``)."""
         return dataclasses.replace(self, floating_base=bool(floating))
 
+    def inertial_parameters(self, flat: bool = False) -> np.ndarray:
+        """The inertial parameters θ of every moving link, (n, 10), or (10 n,) with ``flat``:
+        per link, pinocchio's order (``pin.Inertia.toDynamicParameters``)
+        [m, m c_x, m c_y, m c_z, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz] (kg, kg·m, kg·m²), the
+        inertia about the link frame origin in link axes (I_c + m [c]× [c]×ᵀ), so that
+        τ = Y θ with Y from :meth:`dyn_plugin.Backend.regressor`."""
+        from .kinematics import parallel_axis
+
+        inertia = self.inertias + parallel_axis(self.masses, self.coms)
+        theta = np.column_stack([self.masses, self.masses[:, None] * self.coms,
+                                 inertia[:, 0, 0], inertia[:, 0, 1], inertia[:, 1, 1],
+                                 inertia[:, 0, 2], inertia[:, 1, 2], inertia[:, 2, 2]]).reshape(self.n, 10)
+        return theta.ravel() if flat else theta
+
     def total_mass(self) -> float:
         """Mass of the moving links, and of the base when it floats (kg)."""
         return float(self.masses.sum()) + (self.base_mass if self.floating_base else 0.0)

@@ -59,7 +59,7 @@ def test_scara_stepper_matches_pybullet_in_one_scene(tmp_path):
 
 
 # The modules a user imports, as the README shows them; their public names are their __all__.
-PUBLIC_MODULES = ("dyn_plugin", "dyn_plugin.pybullet_bridge")
+PUBLIC_MODULES = ("dyn_plugin", "dyn_plugin.pybullet_bridge", "dyn_plugin.identification")
 
 
 def _dyn_plugin_names(tree) -> list:

@@ -160,6 +160,20 @@ class Backend:
                    "<inertial> (a rotor needs only its inertia), or make their joints fixed" if empty else
                    ": no finite torque defines their acceleration"))
 
+    def regressor(self, q, qd, qdd):
+        """The inertial-parameter regressor Y (n, 10 n) or (N, n, 10 n): τ = Y θ (rigid body,
+        this backend's gravity; no friction or armature) with θ =
+        ``model.inertial_parameters(flat=True)``, pinocchio's ``computeJointTorqueRegressor``
+        (:mod:`dyn_plugin.identification.regressor`).  Fixed-base models without mimic joints."""
+        from ..identification.regressor import joint_torque_regressor
+
+        self.model.require_fixed_joint_space("the regressor")
+
+        def _batch_regressor(q, qd, qdd):
+            return joint_torque_regressor(self.model, q, qd, qdd)
+
+        return self._run(_batch_regressor, q=q, qd=qd, qdd=qdd)
+
     def mass_matrix(self, q):
         """Joint-space inertia matrix M(q), symmetric positive definite, (n, n) or (N, n, n)."""
         return self._run(self._batch_mass_matrix, q=q)

@@ -107,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     _codegen_arguments(add("codegen", "customised straight-line inverse dynamics for one robot (Python, C, numba)"))
     _schedule_arguments(add("schedule", "static multiprocessor schedules of the Newton-Euler subtasks (Dhanaraj ch. 4)"))
 
+    _identify_arguments(add("identify", "fit base inertial and friction parameters to a recorded trajectory"))
+
     eq = add("equations", "closed-form M, B, C, G (ROBMAT's configuration-space form)")
     eq.add_argument("robot", metavar="NAME_OR_URDF")
     eq.add_argument("--latex", action="store_true", help="LaTeX instead of pretty-printed text")
@@ -189,6 +191,24 @@ def _friction_arguments(fr) -> None:
                     help="sample the friction parameters K times within their stated uncertainties (the data "
                          "file's [uncertainty] table, else ±20 %%) and report the envelope of the friction torque")
     _dask_argument(fr, "with --monte-carlo: run the samples on Dask (the same envelope as serially)")
+
+
+def _identify_arguments(ident) -> None:
+    ident.add_argument("robot", metavar="NAME_OR_URDF")
+    source = ident.add_mutually_exclusive_group(required=True)
+    source.add_argument("--data", metavar="FILE.npz", help="recorded trajectory: arrays q, qd, qdd, tau, each (N, n)")
+    source.add_argument("--simulate", action="store_true",
+                        help="a simulated PUMA-560-style excitation (Fourier series) with the robot's friction "
+                             "(Dhanaraj's bearings and breakaway + viscous for the PUMA-560) and --noise")
+    ident.add_argument("--friction", default="viscous,coulomb", metavar="TERMS",
+                       help="friction terms to identify, comma-separated: viscous, coulomb, armature, bearing, "
+                            "or none (bearing: the geometry from the robot's bundled 'dhanaraj' friction profile)")
+    ident.add_argument("--noise", type=_number, default=0.01,
+                       help="--simulate: torque noise as a fraction of each joint's RMS torque")
+    ident.add_argument("--samples", type=_count(20), default=300, help="--simulate: number of samples")
+    ident.add_argument("--seed", type=_whole_number, default=0, help="--simulate: random seed")
+    ident.add_argument("--json", metavar="FILE", help="write the result as JSON (- for stdout)")
+    ident.add_argument("--plot", metavar="FILE.png", help="plot measured vs predicted torques")
 
 
 def _dataset_arguments(ds) -> None:

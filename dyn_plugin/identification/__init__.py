@@ -1,0 +1,22 @@
+"""Inertial-parameter regressor, base parameters and identification with friction.
+
+* :func:`joint_torque_regressor` (also ``Backend.regressor``): τ = Y θ with θ =
+  ``model.inertial_parameters(flat=True)`` (pinocchio's order and convention).
+* :func:`base_parameters`: a minimal identifiable set by QR with column pivoting, with its
+  regrouping formulas (``print(base_parameters(model))``).
+* :func:`identify`: weighted, bounded least squares of the base inertial and the linear
+  friction parameters (:mod:`.friction`) on a recorded trajectory, with standard errors
+  and the excitation's condition number.
+* :func:`fourier_trajectory`, :func:`simulate_measurements`, :func:`dhanaraj_friction`: a
+  simulated experiment to try it on.
+"""
+
+from .base import BaseParameters, base_parameters
+from .excitation import Measurements, dhanaraj_friction, fourier_trajectory, simulate_measurements
+from .friction import TERMS, friction_columns, friction_terms, friction_truth
+from .identify import IdentificationResult, identify, plot_fit
+from .regressor import PARAMETERS, joint_torque_regressor, parameter_names
+
+__all__ = ["BaseParameters", "IdentificationResult", "Measurements", "PARAMETERS", "TERMS", "base_parameters",
+           "dhanaraj_friction", "fourier_trajectory", "friction_columns", "friction_terms", "friction_truth", "identify",
+           "joint_torque_regressor", "parameter_names", "plot_fit", "simulate_measurements"]

@@ -1,0 +1,124 @@
+"""Friction columns: the joint-friction terms that are linear in their parameters.
+
+Terms (one column per joint and parameter; all parameters ≥ 0):
+
+* ``"viscous"`` — b_v q̇ (``fv_<joint>``);
+* ``"coulomb"`` — asymmetric dry friction c⁺ max(s, 0) + c⁻ min(s, 0) with s = sgn(q̇) or
+  tanh(q̇/w) (``fc+_<joint>``, ``fc-_<joint>``, the magnitudes of the levels).  Dhanaraj's
+  transmission breakaway τ_B has the same column, so c± identify Coulomb + τ_B;
+* ``"armature"`` — a q̈ (``Ia_<joint>``), a diagonal (pinocchio-style) reflected rotor inertia;
+* ``"bearing"`` — Dhanaraj's joint (bearing) friction s |τ_J|(f, n; μ) = μ · s |τ_J|(f, n; 1)
+  (``mu_<joint>``, thesis eqs. 3.1-3.5): linear in μ once the joint reaction wrench (f, n)
+  is known.  The wrench is computed with a *nominal* rigid-body model (the one given, by
+  default the identified robot's own CAD values): friction does not change it
+  (Gogoussis & Donath), but it depends on all the standard inertial parameters, not only
+  on the identifiable base set.  The bearing geometry (kind, radius, spacing) is given,
+  μ is identified.
+
+Dhanaraj's transmission efficiency η(|τ_out|/τ_rated) is not linear in any parameter and
+is not identified here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+from ..friction.law import direction
+from ..friction.models import BearingFriction
+from ..kinematics import rotation_from_z
+
+TERMS = ("viscous", "coulomb", "armature", "bearing")
+
+
+def friction_terms(friction) -> tuple:
+    """Normalise ``friction``: None/False/"none" → (), True → ("viscous", "coulomb"), a
+    comma-separated string or a sequence of :data:`TERMS`."""
+    if friction is None or friction is False or friction == "none":
+        return ()
+    if friction is True:
+        return ("viscous", "coulomb")
+    if isinstance(friction, str):
+        friction = [part.strip() for part in friction.split(",") if part.strip()]
+    terms = tuple(friction)
+    unknown = [t for t in terms if t not in TERMS]
+    if unknown:
+        raise InputError(f"unknown friction term {unknown[0]!r}; choose from {', '.join(TERMS)}")
+    return tuple(t for t in TERMS if t in terms)
+
+
+def _bearing_geometry(bearing, model):
+    if bearing is None:
+        raise InputError("friction term 'bearing' needs the bearing geometry: bearing=FrictionModel or BearingFriction "
+                         "(e.g. dp.load_friction('urdf/puma560_friction.toml', model, profile='dhanaraj'))")
+    bearing = getattr(bearing, "bearing", bearing)
+    if not isinstance(bearing, BearingFriction) or bearing.n != model.n:
+        raise InputError(f"bearing must be a BearingFriction (or a FrictionModel with one) for the {model.n} joints "
+                         f"of {model.name!r}, got {bearing!r}")
+    return bearing
+
+
+def friction_columns(model, q, qd, qdd, terms, bearing=None, nominal=None, smoothing: float = 0.0):
+    """Columns (N, n, F) and their names (F,) of the friction ``terms`` for states (N, n)."""
+    N, n = q.shape
+    columns, names = [], []
+    s = direction(qd, smoothing)
+    joints = model.joint_names
+
+    def per_joint(values, prefix):
+        for j in range(n):
+            column = np.zeros((N, n))
+            column[:, j] = values[:, j]
+            columns.append(column)
+            names.append(f"{prefix}_{joints[j]}")
+
+    if "viscous" in terms:
+        per_joint(qd, "fv")
+    if "coulomb" in terms:
+        for j in range(n):
+            for sign, prefix in ((1, "fc+"), (-1, "fc-")):
+                column = np.zeros((N, n))
+                column[:, j] = np.maximum(s[:, j], 0.0) if sign > 0 else np.minimum(s[:, j], 0.0)
+                columns.append(column)
+                names.append(f"{prefix}_{joints[j]}")
+    if "armature" in terms:
+        per_joint(qdd, "Ia")
+    if "bearing" in terms:
+        geometry = _bearing_geometry(bearing, model)
+        unit = BearingFriction(geometry.kinds, np.ones(n), geometry.radius, geometry.spacing, geometry.printed)
+        from ..backends import get_backend
+
+        wrenches = get_backend("newton_euler", nominal if nominal is not None else model)
+        f, moment = wrenches.joint_wrenches(q, qd, qdd)
+        f, moment = f.reshape(N, n, 3), moment.reshape(N, n, 3)
+        to_axis = np.stack([rotation_from_z(axis) for axis in model.axes])
+        magnitude = unit.magnitude(np.einsum("nji,Nnj->Nni", to_axis, f), np.einsum("nji,Nnj->Nni", to_axis, moment))
+        for j, kind in enumerate(geometry.kinds):
+            if kind != "none":
+                column = np.zeros((N, n))
+                column[:, j] = s[:, j] * magnitude[:, j]
+                columns.append(column)
+                names.append(f"mu_{joints[j]}")
+    if not columns:
+        return np.zeros((N, n, 0)), ()
+    return np.stack(columns, axis=-1), tuple(names)
+
+
+def friction_truth(friction, model, terms) -> dict:
+    """The values a :class:`~dyn_plugin.friction.parameters.FrictionModel` gives the friction
+    parameters of ``terms`` (names as :func:`friction_columns`'), for comparisons: Coulomb
+    levels include the transmission breakaway τ_B."""
+    out = {}
+    joints = model.joint_names
+    breakaway = friction.breakaway if friction.breakaway is not None else np.zeros(model.n)
+    for j, joint in enumerate(joints):
+        if "viscous" in terms:
+            out[f"fv_{joint}"] = float(friction.velocity.viscous[j])
+        if "coulomb" in terms:
+            out[f"fc+_{joint}"] = float(friction.velocity.coulomb_positive[j] + breakaway[j])
+            out[f"fc-_{joint}"] = float(friction.velocity.coulomb_negative[j] + breakaway[j])
+        if "armature" in terms:
+            out[f"Ia_{joint}"] = float(friction.armature[j]) if friction.armature_form == "diagonal" else 0.0
+        if "bearing" in terms and friction.bearing is not None and friction.bearing.kinds[j] != "none":
+            out[f"mu_{joint}"] = float(friction.bearing.mu[j])
+    return out

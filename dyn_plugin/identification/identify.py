@@ -1,0 +1,280 @@
+"""Least-squares identification of the base inertial parameters and the linear friction
+parameters from a recorded trajectory: :func:`identify`.
+
+Model: τ = Y_b(q, q̇, q̈) β + F(q, q̇, q̈) φ + e, with Y_b the base regressor
+(:mod:`.base`), F the friction columns (:mod:`.friction`) and e the measurement noise.
+The fit is weighted least squares: a first ordinary fit gives each joint's residual
+standard deviation σ_j, and the rows of joint j are then weighted by 1/σ_j (Gautier's
+weighting; joints with torques of very different sizes get comparable weight).  Standard
+errors are σ̂ √diag((AᵀA)⁻¹) of the weighted problem, σ̂² its residual variance per degree
+of freedom.
+
+Physical consistency: enforced — non-negative friction parameters (bounded least squares,
+``scipy.optimize.lsq_linear``).  Checked and reported, not enforced — a physically
+consistent completion of the standard parameters: θ = θ_nom + E⁺ (β̂ − E θ_nom), the
+standard parameters closest to the nominal ones that reproduce β̂, with positive masses
+and positive-definite pseudo-inertia matrices (Wensing et al. 2017) per link.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+import numpy as np
+
+from ..arrays import batch_args
+from ..errors import InputError
+from .base import DEFAULT_TOLERANCE, BaseParameters, base_parameters
+from .friction import friction_columns, friction_terms
+from .regressor import joint_torque_regressor
+
+MAX_CONDITION = 1e8
+"""A column-scaled base regressor with a larger condition number is rank deficient."""
+
+
+@dataclasses.dataclass
+class IdentificationResult:
+    """What :func:`identify` found.
+
+    names, values, std_errors : every identified parameter (base inertial, then friction)
+    base : the :class:`BaseParameters` (``base.formulas()``: what each β means)
+    condition_number : of the weighted regressor with unit-norm columns (the excitation)
+    sigma : (n,) residual standard deviation per joint (N·m or N)
+    measured, predicted : (N, n) torques
+    at_bound : names of friction parameters held at 0 by the bounds
+    standard : (n, 10) a completion of the standard parameters (see the module), and
+    consistency : per link, whether that completion is physically consistent
+    """
+
+    model_name: str
+    names: tuple
+    values: np.ndarray
+    std_errors: np.ndarray
+    base: BaseParameters
+    friction_names: tuple
+    condition_number: float
+    sigma: np.ndarray
+    measured: np.ndarray
+    predicted: np.ndarray
+    at_bound: tuple
+    standard: np.ndarray
+    consistency: dict
+    link_names: tuple
+    _columns: object = dataclasses.field(repr=False, default=None)
+
+    @property
+    def inertial(self) -> np.ndarray:
+        """β̂ (r,): the base inertial parameters."""
+        return self.values[:self.base.rank]
+
+    @property
+    def friction(self) -> dict:
+        """{name: value} of the friction parameters."""
+        return dict(zip(self.friction_names, self.values[self.base.rank:]))
+
+    def parameter(self, name: str) -> tuple:
+        """(value, standard error) of one parameter by name."""
+        if name not in self.names:
+            raise InputError(f"no identified parameter {name!r}; they are: {', '.join(self.names)}")
+        k = self.names.index(name)
+        return float(self.values[k]), float(self.std_errors[k])
+
+    def predict(self, q, qd, qdd) -> np.ndarray:
+        """τ (N, n) the identified model predicts for other states."""
+        return self._columns(q, qd, qdd) @ self.values
+
+    @property
+    def relative_rms_error(self) -> float:
+        """RMS(measured − predicted) / RMS(measured)."""
+        return float(np.sqrt(np.mean((self.measured - self.predicted) ** 2) / np.mean(self.measured ** 2)))
+
+    def to_dict(self) -> dict:
+        """Plain data (JSON-ready)."""
+        return {"robot": self.model_name, "condition_number": self.condition_number,
+                "relative_rms_error": self.relative_rms_error, "sigma": self.sigma.tolist(),
+                "parameters": [{"name": n, "value": float(v), "std_error": float(s)}
+                               for n, v, s in zip(self.names, self.values, self.std_errors)],
+                "base_formulas": self.base.formulas(), "at_bound": list(self.at_bound),
+                "consistency": self.consistency}
+
+    def report(self) -> str:
+        lines = [f"identification of {self.model_name!r}: {self.base.rank} base inertial + "
+                 f"{len(self.friction_names)} friction parameters from {self.measured.shape[0]} samples",
+                 f"condition number of the (column-scaled) excitation: {self.condition_number:.4g}",
+                 f"torque residual: {100 * self.relative_rms_error:.3g} % RMS; per joint σ = "
+                 + ", ".join(f"{s:.3g}" for s in self.sigma),
+                 f"{'parameter':<16} {'value':>13} {'std error':>11} {'rel.':>8}"]
+        for name, value, error in zip(self.names, self.values, self.std_errors):
+            relative = abs(error / value) if value != 0 else np.inf
+            flag = "  (at bound 0)" if name in self.at_bound else ""
+            lines.append(f"{name:<16} {value:13.6g} {error:11.3g} {100 * relative:7.2g}%{flag}")
+        bad = [link for link, ok in self.consistency.items() if not ok]
+        lines.append("physical consistency (enforced: friction ≥ 0; checked: completion nearest the nominal "
+                     "parameters): " + ("every link has m > 0 and a positive-definite pseudo-inertia" if not bad
+                                        else "not consistent for " + ", ".join(bad)))
+        lines.append("base parameters (regrouping):")
+        lines += ["  " + line for line in self.base.formulas(4)]
+        return "\n".join(lines)
+
+    __str__ = report
+
+
+def _states(model, q, qd, qdd, tau, dt):
+    if qd is None or qdd is None:
+        if dt is None:
+            raise InputError("give qd and qdd, or the sample time dt to differentiate (filtered) q")
+        if not (np.isscalar(dt) and np.isfinite(dt) and dt > 0):
+            raise InputError(f"dt must be a positive time step (s), got {dt!r}")
+        q_array = np.asarray(q, dtype=float)
+        if q_array.ndim != 2 or len(q_array) < 3:
+            raise InputError(f"differentiating q needs a trajectory of shape (N ≥ 3, {model.n}), got {q_array.shape}")
+        qd = np.gradient(q_array, dt, axis=0) if qd is None else qd
+        qdd = np.gradient(np.asarray(qd, dtype=float), dt, axis=0) if qdd is None else qdd
+    for name, value in (("q", q), ("qd", qd), ("qdd", qdd), ("tau", tau)):
+        shape = np.shape(value)
+        if len(shape) != 2 or shape[1] != model.n:
+            raise InputError(f"{name} must be a trajectory of shape (N, {model.n}) (one row per sample, one column "
+                             f"per joint of {model.name!r}), got shape {shape}")
+    (q, qd, qdd, tau), _ = batch_args(model.n, model.joint_names, q=q, qd=qd, qdd=qdd, tau=tau)
+    return q, qd, qdd, tau
+
+
+def _pseudo_inertia_ok(theta_link) -> bool:
+    m, h, (xx, xy, yy, xz, yz, zz) = theta_link[0], theta_link[1:4], theta_link[4:]
+    inertia = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+    J = np.zeros((4, 4))
+    J[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia
+    J[:3, 3] = J[3, :3] = h
+    J[3, 3] = m
+    return bool(m > 0 and np.linalg.eigvalsh(J)[0] > 0)
+
+
+def identify(model, q, qd=None, qdd=None, tau=None, *, friction=("viscous", "coulomb"), bearing=None,
+             nominal=None, smoothing: float = 0.0, dt: Optional[float] = None, weighted: bool = True,
+             bounded: bool = True, tolerance: float = DEFAULT_TOLERANCE,
+             max_condition: float = MAX_CONDITION) -> IdentificationResult:
+    """Fit the base inertial parameters and the friction parameters of ``model`` to a
+    recorded trajectory by (weighted, bounded) least squares.
+
+    q, qd, qdd, tau : (N, n) positions, velocities, accelerations and measured torques;
+        qd and qdd may be None with ``dt`` (s): then they are central differences of q
+        (filter q first).
+    friction : the friction terms to identify (see :mod:`dyn_plugin.identification.friction`):
+        a sequence or comma-separated string of "viscous", "coulomb", "armature", "bearing";
+        True = viscous + coulomb; None = rigid body only.
+    bearing : the bearing geometry for "bearing" (a FrictionModel or BearingFriction; its μ
+        is ignored); nominal : the rigid-body model giving the joint reaction wrenches of the
+        load-dependent bearing term and the reference of the consistency check (default ``model``).
+    smoothing : tanh width of sgn(q̇) in the dry-friction columns (0: sgn).
+    weighted : per-joint weighting (two passes); bounded : friction parameters ≥ 0.
+    max_condition : a larger condition number of the column-scaled regressor is refused
+        as a rank-deficient excitation (InputError naming the worst-determined parameters).
+    """
+    model.require_fixed_joint_space("identification")
+    if tau is None:
+        raise InputError("identify needs the measured torques tau (N, n)")
+    q, qd, qdd, tau = _states(model, q, qd, qdd, tau, dt)
+    terms = friction_terms(friction)
+    nominal = model if nominal is None else nominal
+    base = base_parameters(model, tolerance=tolerance)
+
+    def columns(q_, qd_, qdd_):
+        (q_, qd_, qdd_), _ = batch_args(model.n, model.joint_names, q=q_, qd=qd_, qdd=qdd_)
+        Y = base.regressor(joint_torque_regressor(model, q_, qd_, qdd_))
+        F, _ = friction_columns(model, q_, qd_, qdd_, terms, bearing, nominal, smoothing)
+        return np.concatenate([Y, F], axis=-1)
+
+    N, n = q.shape
+    A = columns(q, qd, qdd)
+    _, friction_names = friction_columns(model, q[:1], qd[:1], qdd[:1], terms, bearing, nominal, smoothing)
+    names = base.base_names + friction_names
+    p = len(names)
+    if N * n <= p:
+        raise InputError(f"{N} samples of {n} joints give {N * n} equations for {p} parameters: record more samples")
+    rows, b = A.reshape(N * n, p), tau.reshape(N * n)
+
+    def scaled(weights):
+        Aw = rows * np.repeat(weights[None, :], N, axis=0).reshape(-1, 1)
+        norms = np.linalg.norm(Aw, axis=0)
+        return Aw, b * np.repeat(weights[None, :], N, axis=0).ravel(), norms
+
+    weights = np.ones(n)
+    Aw, bw, norms = scaled(weights)
+    _check_excitation(Aw, norms, names, max_condition)
+    if weighted:
+        x = np.linalg.lstsq(Aw / norms, bw, rcond=None)[0] / norms
+        residual = (tau - A @ x)
+        sigma_j = np.sqrt(np.sum(residual ** 2, axis=0) / max(N - p / n, 1))
+        floor = 1e-9 * max(np.sqrt(np.mean(tau ** 2)), 1e-300)
+        if np.all(sigma_j > floor):                               # noise-free data: nothing to weight
+            weights = 1.0 / sigma_j
+            Aw, bw, norms = scaled(weights)
+    As = Aw / norms
+    condition = _check_excitation(Aw, norms, names, max_condition)
+    lower = np.full(p, -np.inf)
+    at_bound = ()
+    if bounded and friction_names:
+        lower[base.rank:] = 0.0
+    x_scaled = np.linalg.lstsq(As, bw, rcond=None)[0]
+    if np.any(x_scaled < lower):
+        from scipy.optimize import lsq_linear
+
+        solution = lsq_linear(As, bw, bounds=(lower, np.full(p, np.inf)), method="bvls", tol=1e-14)
+        x_scaled = solution.x
+        at_bound = tuple(names[k] for k in np.flatnonzero(solution.active_mask != 0))
+    x = x_scaled / norms
+    residual_w = bw - As @ x_scaled
+    dof = max(N * n - p, 1)
+    variance = float(residual_w @ residual_w) / dof
+    covariance_scaled = variance * np.linalg.inv(As.T @ As)
+    std = np.sqrt(np.diag(covariance_scaled)) / norms
+    predicted = A @ x
+    sigma = np.sqrt(np.sum((tau - predicted) ** 2, axis=0) / max(N - p / n, 1))
+    # physical consistency of the standard parameters closest to the nominal ones
+    theta_nominal = nominal.inertial_parameters(flat=True)
+    E = base.matrix
+    theta = (theta_nominal + np.linalg.pinv(E) @ (x[:base.rank] - E @ theta_nominal)).reshape(model.n, 10)
+    consistency = {link: _pseudo_inertia_ok(theta[i]) for i, link in enumerate(model.link_names)}
+    return IdentificationResult(model.name, names, x, std, base, friction_names, condition, sigma, tau, predicted,
+                                at_bound, theta, consistency, model.link_names, columns)
+
+
+def _check_excitation(Aw, norms, names, max_condition) -> float:
+    idle = [names[k] for k in np.flatnonzero(norms == 0)]
+    if idle:
+        raise InputError("rank-deficient excitation: the trajectory never excites " + ", ".join(idle)
+                         + " (condition number inf); move every joint, both ways, with varying accelerations")
+    singular_values, vectors = np.linalg.svd(Aw / norms, full_matrices=False)[1:]
+    condition = float(singular_values[0] / singular_values[-1]) if singular_values[-1] > 0 else np.inf
+    if not condition <= max_condition:
+        worst = np.argsort(-np.abs(vectors[-1]))[:4]
+        raise InputError(f"rank-deficient excitation: condition number {condition:.3g} of the column-scaled regressor "
+                         f"exceeds {max_condition:.3g}; poorly determined together: "
+                         + ", ".join(names[k] for k in worst)
+                         + ". Excite the robot more richly (more joint motion, more harmonics, more samples)")
+    return condition
+
+
+def plot_fit(result: IdentificationResult, path, t=None):
+    """Measured vs predicted torque of every joint (one panel each) written to ``path``; returns the path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    N, n = result.measured.shape
+    t = np.arange(N) if t is None else np.asarray(t)
+    fig, axes = plt.subplots(n, 1, figsize=(8, 1.6 * n + 1), sharex=True, squeeze=False)
+    for j, ax in enumerate(axes[:, 0]):
+        ax.plot(t, result.measured[:, j], ".", ms=2, color="0.5", label="measured")
+        ax.plot(t, result.predicted[:, j], "-", lw=1, color="C3", label="predicted")
+        ax.set_ylabel(f"τ{j + 1}")
+    axes[0, 0].legend(loc="upper right", fontsize="small")
+    axes[-1, 0].set_xlabel("t (s)" if t is not None else "sample")
+    fig.suptitle(f"{result.model_name}: identified model, {100 * result.relative_rms_error:.2g} % RMS residual, "
+                 f"condition number {result.condition_number:.3g}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
