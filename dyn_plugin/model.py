@@ -253,6 +253,83 @@ class RobotModel:
         """The same robot with a free-flying base (or fixed again with ``False``)."""
         return dataclasses.replace(self, floating_base=bool(floating))
 
+    def with_payload(self, frame: str, mass: float, com=(0.0, 0.0, 0.0), inertia=None) -> "RobotModel":
+        """A copy of the model with a rigid payload fixed to ``frame`` (one of :attr:`frame_names`):
+        ``mass`` (kg, >= 0), its centre of mass ``com`` (3,) m in the frame, and ``inertia``
+        (3, 3) kg·m² about that centre in the frame's axes (None: a point mass).  The payload
+        joins the body the frame is fixed to (mass, centre of mass and inertia combined by the
+        parallel-axis theorem); on the base link it joins the base's inertial data, which
+        move only with a floating base (a fixed base holds the payload without any torque).
+
+        The model's URDF (:attr:`source_urdf`, what the reference engines load) gets the
+        payload as a link ``<frame>_payload`` fixed at the frame's origin, which is also a
+        new frame of the model; a model without a URDF keeps none (the reference engines
+        then load :func:`dyn_plugin.urdf.to_urdf` of it, payload included)."""
+        from .kinematics import parallel_axis
+
+        body, rotation, position = self.frame(frame)       # an unknown name lists the valid ones
+        at = f"payload at frame {frame!r} of robot {self.name!r}"
+        try:
+            m = float(mass)
+            c = np.array(com, dtype=float)
+            I = np.zeros((3, 3)) if inertia is None else np.array(inertia, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(f"{at}: mass must be a number (kg), com 3 numbers (m), inertia (3, 3) numbers "
+                             f"(kg·m²) or None; got {mass!r}, {com!r}, {inertia!r}") from None
+        if c.shape != (3,) or I.shape != (3, 3):
+            raise InputError(f"{at}: com must have shape (3,) (m, in the frame) and inertia (3, 3) (kg·m², about "
+                             f"the centre of mass, frame axes); got shapes {c.shape} and {I.shape}")
+        if not (np.isfinite(m) and np.all(np.isfinite(c)) and np.all(np.isfinite(I))):
+            raise InputError(f"{at}: mass, com and inertia must be finite, got {mass!r}, {c.tolist()}, {I.tolist()}")
+        if m < 0:
+            raise ModelError(f"{at}: mass must be >= 0 kg, got {m}")
+        if not np.allclose(I, I.T, rtol=0, atol=1e-12 * max(1.0, np.abs(I).max())):
+            raise ModelError(f"{at}: inertia is not symmetric: {I.tolist()}")
+        problem = non_psd_problem(I)
+        if problem:
+            raise ModelError(f"{at}: {problem}")
+        c_body, I_body = rotation @ c + position, rotation @ I @ rotation.T
+
+        def combined(m1, c1, I1):
+            total = m1 + m
+            if total == 0:
+                return total, np.array(c1, dtype=float), I1 + I_body
+            centre = (m1 * c1 + m * c_body) / total
+            return total, centre, (I1 + parallel_axis(m1, c1 - centre) + I_body + parallel_axis(m, c_body - centre))
+
+        changes = {}
+        if body >= 0:
+            masses, coms, inertias = self.masses.copy(), self.coms.copy(), self.inertias.copy()
+            masses[body], coms[body], inertias[body] = combined(masses[body], coms[body], inertias[body])
+            changes.update(masses=masses, coms=coms, inertias=inertias)
+        else:
+            changes["base_mass"], changes["base_com"], changes["base_inertia"] = combined(
+                self.base_mass, self.base_com, self.base_inertia)
+        if self.source_urdf is not None:
+            from .urdf import _fmt, _parse_xml
+            from lxml import etree
+
+            root, _ = _parse_xml(self.source_urdf, "<model source>")
+            taken = {element.get("name") for element in root.iter("link", "joint")}
+            name, k = f"{frame}_payload", 1
+            while name in taken or f"{name}_joint" in taken:
+                name, k = f"{frame}_payload_{k}", k + 1
+            link = etree.SubElement(root, "link", name=name)
+            inertial = etree.SubElement(link, "inertial")
+            etree.SubElement(inertial, "origin", xyz=_fmt(c), rpy="0 0 0")
+            etree.SubElement(inertial, "mass", value=_fmt(m))
+            etree.SubElement(inertial, "inertia", ixx=_fmt(I[0, 0]), ixy=_fmt(I[0, 1]), ixz=_fmt(I[0, 2]),
+                             iyy=_fmt(I[1, 1]), iyz=_fmt(I[1, 2]), izz=_fmt(I[2, 2]))
+            joint = etree.SubElement(root, "joint", name=f"{name}_joint", type="fixed")
+            etree.SubElement(joint, "parent", link=frame)
+            etree.SubElement(joint, "child", link=name)
+            etree.SubElement(joint, "origin", xyz="0 0 0", rpy="0 0 0")
+            changes["source_urdf"] = etree.tostring(root, encoding="unicode")
+            if self.frames:
+                owner = self.base_link if body < 0 else self.link_names[body]
+                changes["frames"] = self.frames + (Frame(name, owner, rotation, position),)
+        return dataclasses.replace(self, **changes)
+
     def inertial_parameters(self, flat: bool = False) -> np.ndarray:
         """The inertial parameters θ of every moving link, (n, 10), or (10 n,) with ``flat``:
         per link, pinocchio's order (``pin.Inertia.toDynamicParameters``)

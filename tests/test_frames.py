@@ -32,6 +32,7 @@ from dyn_plugin.errors import InputError, URDFWarning  # noqa: E402
 from dyn_plugin.frames import REFERENCES  # noqa: E402
 from dyn_plugin.robots import robot_path  # noqa: E402
 from dyn_plugin.sampling import random_states  # noqa: E402
+from pinocchio_twin import PinocchioTwin  # noqa: E402
 from urdf_factory import random_tree_urdf  # noqa: E402
 
 TOL = 1e-12
@@ -49,32 +50,14 @@ def assert_close(ours, ref, what, tol=TOL):
                               f"pinocchio {ref[worst]!r}")
 
 
-class Case:
+class Case(PinocchioTwin):
     """Our model of a URDF, pinocchio's own model of the same text, random states, and the
     pinocchio references of every frame quantity."""
 
     def __init__(self, model, xml, seed=0, count=4):
-        self.model = model
-        root = (pin.JointModelFreeFlyer(),) if model.floating_base else ()
-        self.pm = pin.buildModelFromXML(xml, *root)
-        self.pd = self.pm.createData()
-        self.joints = [self.pm.joints[self.pm.getJointId(name)] for name in model.joint_names]
-        base = floating.BASE_V if model.floating_base else 0
-        self.iv = np.array(list(range(base)) + [j.idx_v for j in self.joints], dtype=int)
+        super().__init__(model, xml)
         self.states = random_states(model, count, seed=seed)
 
-    def pin_q(self, q):
-        base = floating.BASE_Q if self.model.floating_base else 0
-        out = np.zeros(self.pm.nq)
-        out[:base] = q[:base]
-        for value, joint in zip(q[base:], self.joints):
-            out[joint.idx_q:joint.idx_q + joint.nq] = (np.cos(value), np.sin(value)) if joint.nq == 2 else value
-        return out
-
-    def pin_v(self, v):
-        out = np.zeros(self.pm.nv)
-        out[self.iv] = v
-        return out
 
     def frame_id(self, name):
         assert self.pm.existFrame(name, pin.BODY), name

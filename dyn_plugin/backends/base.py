@@ -122,23 +122,45 @@ class Backend:
             raise _overflow(what, result, self.model, single, dict(zip(arrays, args)))
         return result[0] if single else result
 
-    def inverse_dynamics(self, q, qd, qdd):
-        """Joint torques/forces τ (N·m or N) for positions q, velocities q̇ and accelerations q̈."""
-        return self._run(self._batch_inverse_dynamics, q=q, qd=qd, qdd=qdd)
+    def inverse_dynamics(self, q, qd, qdd, f_ext=None):
+        """Joint torques/forces τ (N·m or N) for positions q, velocities q̇ and accelerations q̈.
 
-    def forward_dynamics(self, q, qd, tau):
-        """Joint accelerations q̈ (rad/s² or m/s²) produced by torques τ.
+        ``f_ext``: external wrenches, a mapping frame name (``model.frame_names``) ->
+        [fx, fy, fz, mx, my, mz] (N, N·m) applied at the frame origin in world-aligned axes,
+        (6,) or (N, 6); τ = τ(q, q̇, q̈) − Σ Jᵀ w (:mod:`dyn_plugin.external`)."""
+        if f_ext is None:
+            return self._run(self._batch_inverse_dynamics, q=q, qd=qd, qdd=qdd)
+        return self._run(self._loaded("inverse_dynamics", f_ext, np.ndim(q) == 1), q=q, qd=qd, qdd=qdd)
+
+    def forward_dynamics(self, q, qd, tau, f_ext=None):
+        """Joint accelerations q̈ (rad/s² or m/s²) produced by torques τ (and the external
+        wrenches ``f_ext``, as for :meth:`inverse_dynamics`: q̈ = FD(q, q̇, τ + Σ Jᵀ w)).
 
         Undefined where M(q) is singular (a joint that moves no mass or inertia): a
         :class:`~dyn_plugin.errors.ModelError` names such joints, for every backend."""
         try:
-            return self._run(self._batch_forward_dynamics, q=q, qd=qd, tau=tau)
+            if f_ext is None:
+                return self._run(self._batch_forward_dynamics, q=q, qd=qd, tau=tau)
+            return self._run(self._loaded("forward_dynamics", f_ext, np.ndim(q) == 1), q=q, qd=qd, tau=tau)
         except (NumericalError, np.linalg.LinAlgError) as error:
             self._refuse_singular_mass_matrix(q)
             if isinstance(error, np.linalg.LinAlgError):
                 raise ModelError(f"forward dynamics of robot {self.model.name!r}: the mass matrix cannot be "
                                  f"factorised ({error})") from None
             raise
+
+    def _loaded(self, what: str, f_ext, single: bool):
+        """``_batch_<what>`` under the external wrenches ``f_ext`` (validated here against the
+        validated batch): a function of the (N, ...) states for :meth:`_run`."""
+        from ..external import Load
+
+        method = getattr(self, f"_batch_{what}_loaded")
+
+        def loaded(q, *arrays):
+            return method(q, *arrays, Load.of(self.model, q, f_ext, single))
+
+        loaded.__name__ = f"_batch_{what}"
+        return loaded
 
     def _refuse_singular_mass_matrix(self, q) -> None:
         """Raise a ModelError naming the joints that move no mass or inertia if M(q) is
@@ -256,6 +278,15 @@ class Backend:
 
     def _batch_mass_matrix(self, q):
         raise NotImplementedError
+
+    def _batch_inverse_dynamics_loaded(self, q, qd, qdd, load):
+        """τ (N, nv) under the external load ``load`` (:class:`dyn_plugin.external.Load`):
+        τ_rigid − Q.  A backend whose τ depends on the load otherwise (friction) overrides it."""
+        return self._batch_inverse_dynamics(q, qd, qdd) - load.generalized
+
+    def _batch_forward_dynamics_loaded(self, q, qd, tau, load):
+        """q̈ (N, nv) under ``load``: FD(q, q̇, τ + Q)."""
+        return self._batch_forward_dynamics(q, qd, tau + load.generalized)
 
     def _batch_gravity_torques(self, q):
         zero = np.zeros((len(q), self.model.nv))

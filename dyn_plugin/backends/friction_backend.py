@@ -71,6 +71,7 @@ from typing import Optional
 import numpy as np
 
 from ..errors import BackendError, DynPluginError, InputError, NumericalError
+from ..external import Load
 from ..friction import law
 from ..friction.law import direction
 from ..friction.parameters import FrictionModel, resolve_friction
@@ -290,7 +291,9 @@ class FrictionBackend(Backend):
 
     # -- inverse dynamics ----------------------------------------------------------------
 
-    def inverse_dynamics(self, q, qd, qdd):
+    def inverse_dynamics(self, q, qd, qdd, f_ext=None):
+        if f_ext is not None:                                # external wrenches: the validating path
+            return super().inverse_dynamics(q, qd, qdd, f_ext)
         if self._fused is not None and getattr(q, "ndim", 0) == 1:     # one state, one compiled call
             tau = np.empty(self.model.n)
             try:
@@ -316,39 +319,65 @@ class FrictionBackend(Backend):
             return out
         return self._breakdown(q, qd, qdd).input
 
-    def joint_wrenches(self, q, qd, qdd):
+    def _batch_inverse_dynamics_loaded(self, q, qd, qdd, load):
+        """τ_in under external wrenches: the rigid body's τ − Q, and the friction of the
+        joint wrenches the load changes (bearings) and of the output torque (transmission)."""
+        if self._short:                                      # friction does not read the load
+            return self._batch_inverse_dynamics(q, qd, qdd) - load.generalized
+        return self._breakdown(q, qd, qdd, load).input
+
+    def joint_wrenches(self, q, qd, qdd, f_ext=None):
         """Joint reaction force and moment (n, 3) each, joint frames (see NewtonEulerBackend),
         of the rigid body with the armature in the links if it is there; friction does not
-        change them (Gogoussis & Donath)."""
-        return self._wrench_source.joint_wrenches(q, qd, qdd)
-
-    def inverse_dynamics_breakdown(self, q, qd, qdd) -> TorqueBreakdown:
-        """Input torque split into rigid body, armature, bearing, transmission and velocity
-        friction (Dhanaraj Table 3.5's columns); ``.input`` is :meth:`inverse_dynamics`."""
+        change them (Gogoussis & Donath).  External wrenches ``f_ext`` (as for
+        :meth:`inverse_dynamics`) add what they load each joint with
+        (:func:`dyn_plugin.external.joint_wrench_offsets`)."""
+        if f_ext is None:
+            return self._wrench_source.joint_wrenches(q, qd, qdd)
         (q, qd, qdd), single = batch_args(self.model.n, self.model.joint_names, q=q, qd=qd, qdd=qdd)
-        parts = self._breakdown(q, qd, qdd)
+        f, moment = self._loaded_wrenches(q, qd, qdd, Load.of(self.model, q, f_ext, single))
+        check_finite("joint_wrenches", (f, moment), self.model, single, q=q, qd=qd, qdd=qdd)
+        return (f[0], moment[0]) if single else (f, moment)
+
+    def _loaded_wrenches(self, q, qd, qdd, load=None):
+        f, moment = _rigid(self._wrench_source, "joint_wrenches", q, qd, qdd)
+        if load is None:
+            return f, moment
+        df, dn = load.offsets
+        return f + df, moment + dn
+
+    def inverse_dynamics_breakdown(self, q, qd, qdd, f_ext=None) -> TorqueBreakdown:
+        """Input torque split into rigid body, armature, bearing, transmission and velocity
+        friction (Dhanaraj Table 3.5's columns); ``.input`` is :meth:`inverse_dynamics`.
+        With external wrenches ``f_ext`` the rigid-body column includes their −Jᵀ w."""
+        (q, qd, qdd), single = batch_args(self.model.n, self.model.joint_names, q=q, qd=qd, qdd=qdd)
+        load = None if f_ext is None else Load.of(self.model, q, f_ext, single)
+        parts = self._breakdown(q, qd, qdd, load)
         check_finite("inverse_dynamics_breakdown", tuple(vars(parts).values()), self.model, single, q=q, qd=qd, qdd=qdd)
         return parts.single() if single else parts
 
-    def _breakdown(self, q, qd, qdd) -> TorqueBreakdown:
+    def _breakdown(self, q, qd, qdd, load=None) -> TorqueBreakdown:
         d = direction(qd, self.friction.smoothing)
         rigid_body = _rigid(self.bare, "inverse_dynamics", q, qd, qdd)
+        if load is not None:
+            rigid_body = rigid_body - load.generalized
         with_armature = (rigid_body + self._armature * qdd if self.bare is self.rigid
-                         else self._rigid_torque(q, qd, qdd))
-        bearing = self._bearing(q, qd, qdd, d)
+                         else self._rigid_torque(q, qd, qdd, load))
+        bearing = self._bearing(q, qd, qdd, d, load)
         tau_out = with_armature + bearing
         transmission = self._through_transmission(tau_out, d) - tau_out + d * self._breakaway
         return TorqueBreakdown(rigid_body, with_armature - rigid_body, bearing, transmission,
                                self.friction.velocity.torque(qd))
 
-    def _rigid_torque(self, q, qd, qdd):
-        return _rigid(self.rigid, "inverse_dynamics", q, qd, qdd) + self._armature * qdd
+    def _rigid_torque(self, q, qd, qdd, load=None):
+        tau = _rigid(self.rigid, "inverse_dynamics", q, qd, qdd) + self._armature * qdd
+        return tau if load is None else tau - load.generalized
 
-    def _bearing(self, q, qd, qdd, d):
+    def _bearing(self, q, qd, qdd, d, load=None):
         bearing = self.friction.bearing
         if bearing is None or not np.any(d):
             return np.zeros_like(q)
-        f, moment = _rigid(self._wrench_source, "joint_wrenches", q, qd, qdd)
+        f, moment = self._loaded_wrenches(q, qd, qdd, load)
         # Dhanaraj's formulas read the load in a frame whose z is the joint axis.
         to_axis = self._axis_frames
         return d * bearing.magnitude(np.einsum("nji,Nnj->Nni", to_axis, f), np.einsum("nji,Nnj->Nni", to_axis, moment))
@@ -374,7 +403,9 @@ class FrictionBackend(Backend):
 
     # -- forward dynamics ------------------------------------------------------------------
 
-    def forward_dynamics(self, q, qd, tau):
+    def forward_dynamics(self, q, qd, tau, f_ext=None):
+        if f_ext is not None:                                # external wrenches: the validating path
+            return super().forward_dynamics(q, qd, tau, f_ext)
         if self._fused is not None and getattr(q, "ndim", 0) == 1:     # one state, one compiled call
             qdd = np.empty(self.model.n)
             try:
@@ -398,6 +429,13 @@ class FrictionBackend(Backend):
                 pass
         return super().forward_dynamics(q, qd, tau)
 
+    def _batch_forward_dynamics_loaded(self, q, qd, tau, load):
+        """q̈ under external wrenches: τ + Q without load-dependent friction, else the
+        implicit friction solved with the loaded joint wrenches (as without a load)."""
+        if self._short:
+            return self._batch_forward_dynamics(q, qd, tau + load.generalized)
+        return self._forward_with_stiction(q, qd, tau, load)
+
     def _batch_forward_dynamics(self, q, qd, tau):
         if not self._short:
             return self._forward_with_stiction(q, qd, tau)
@@ -420,9 +458,10 @@ class FrictionBackend(Backend):
         return _solver()[0](_rigid(self.rigid, "mass_matrix", q), self._armature,
                             tau - _rigid(self.rigid, "bias_forces", q, qd))
 
-    def _smooth_input(self, q, qd, qdd, d):
-        """τ_in without its dry-friction levels: transmission(τ_out) + viscous q̇."""
-        tau_out = self._rigid_torque(q, qd, qdd) + self._bearing(q, qd, qdd, d)
+    def _smooth_input(self, q, qd, qdd, d, load=None):
+        """τ_in without its dry-friction levels: transmission(τ_out) + viscous q̇ (under the
+        external ``load``, a :class:`~dyn_plugin.external.Load`, or None)."""
+        tau_out = self._rigid_torque(q, qd, qdd, load) + self._bearing(q, qd, qdd, d, load)
         return self._through_transmission(tau_out, d) + self.friction.velocity.viscous * qd
 
     def _dry_levels(self, qd):
@@ -430,23 +469,24 @@ class FrictionBackend(Backend):
         positive, negative = self.friction.levels(qd)
         return positive, negative, self.friction.dry_torque(qd)
 
-    def _solve_smooth(self, q, qd, rhs, need_jacobian: bool = True):
+    def _solve_smooth(self, q, qd, rhs, need_jacobian: bool = True, load=None):
         """q̈ with _smooth_input(q̈) = rhs, and the Jacobian J = ∂τ_in/∂q̈ (N, n, n) (or None)."""
-        qdd = self._rigid_forward_dynamics(q, qd, rhs - self.friction.velocity.viscous * qd)
+        start = rhs - self.friction.velocity.viscous * qd
+        qdd = self._rigid_forward_dynamics(q, qd, start if load is None else start + load.generalized)
         if not self.friction.load_dependent:
             return qdd, (self._batch_mass_matrix(q) if need_jacobian else None)
         d = direction(qd, self.friction.smoothing)
         scale = np.maximum(1.0, np.abs(rhs).max(axis=1))
-        residual = self._smooth_input(q, qd, qdd, d) - rhs
+        residual = self._smooth_input(q, qd, qdd, d, load) - rhs
         for _ in range(50):
-            J = self._jacobian(q, qd, qdd, d, residual + rhs)
+            J = self._jacobian(q, qd, qdd, d, residual + rhs, load)
             if np.all(np.abs(residual).max(axis=1) <= 1e-12 * scale):
                 return qdd, J
-            qdd, residual = self._newton_step(q, qd, qdd, d, rhs, residual, J)
+            qdd, residual = self._newton_step(q, qd, qdd, d, rhs, residual, J, load)
         raise DynPluginError("forward dynamics with load-dependent friction did not converge in 50 Newton steps "
                              f"(largest residual {np.abs(residual).max():.3g} N·m)")
 
-    def _newton_step(self, q, qd, qdd, d, rhs, residual, J):
+    def _newton_step(self, q, qd, qdd, d, rhs, residual, J, load=None):
         """One Newton step, halved per state until the residual shrinks: the efficiency
         kink at τ_out = 0 (slopes 1/η and η) otherwise traps plain Newton in a 2-cycle."""
         step = np.linalg.solve(J, residual[..., None])[..., 0]
@@ -454,33 +494,34 @@ class FrictionBackend(Backend):
         alpha = np.ones(len(q))
         for _ in range(30):
             trial = qdd - alpha[:, None] * step
-            trial_residual = self._smooth_input(q, qd, trial, d) - rhs
+            trial_residual = self._smooth_input(q, qd, trial, d, load) - rhs
             worse = np.abs(trial_residual).max(axis=1) >= size
             if not worse.any():
                 break
             alpha = np.where(worse, 0.5 * alpha, alpha)
         return trial, trial_residual
 
-    def _jacobian(self, q, qd, qdd, d, value):
+    def _jacobian(self, q, qd, qdd, d, value, load=None):
         """Forward differences of _smooth_input in q̈, (N, n, n)."""
         N, n = q.shape
         h = 1e-7 * np.maximum(1.0, np.abs(qdd))                                     # (N, n)
         shifted = qdd[:, None, :] + h[:, :, None] * np.eye(n)                        # (N, j, n)
         rep = lambda x: np.repeat(x, n, axis=0)  # noqa: E731
-        plus = self._smooth_input(rep(q), rep(qd), shifted.reshape(N * n, n), rep(d)).reshape(N, n, n)
+        repeated = None if load is None else load.take(np.repeat(np.arange(N), n))
+        plus = self._smooth_input(rep(q), rep(qd), shifted.reshape(N * n, n), rep(d), repeated).reshape(N, n, n)
         return ((plus - value[:, None, :]) / h[:, :, None]).transpose(0, 2, 1)     # [state, i, j]
 
-    def _forward_with_stiction(self, q, qd, tau):
+    def _forward_with_stiction(self, q, qd, tau, load=None):
         positive, negative, dry = self._dry_levels(qd)
         at_rest = (qd == 0) & ((positive > 0) | (negative > 0)) & self.friction.set_valued
-        qdd, J = self._solve_smooth(q, qd, tau - dry, need_jacobian=bool(at_rest.any()))
+        qdd, J = self._solve_smooth(q, qd, tau - dry, need_jacobian=bool(at_rest.any()), load=load)
         if at_rest.any():
             for k in np.nonzero(at_rest.any(axis=1))[0]:
                 qdd[k] = self._stiction(q[k], qd[k], tau[k] - dry[k], qdd[k], J[k], at_rest[k],
-                                        positive[k], negative[k])
+                                        positive[k], negative[k], None if load is None else load.take([k]))
         return qdd
 
-    def _stiction(self, q, qd, rhs, qdd, J, rest, positive, negative):
+    def _stiction(self, q, qd, rhs, qdd, J, rest, positive, negative, load=None):
         """q̈ of one state with stiction torques λ on the joints at rest (maximum dissipation)."""
         lam = np.zeros(int(rest.sum()))
         for _ in range(50):
@@ -489,7 +530,7 @@ class FrictionBackend(Backend):
             lam = lam + step
             pushed = rhs.copy()
             pushed[rest] += lam
-            solved, J = self._solve_smooth(q[None], qd[None], pushed[None])
+            solved, J = self._solve_smooth(q[None], qd[None], pushed[None], load=load)
             qdd, J = solved[0], J[0]
             if np.abs(step).max(initial=0.0) <= 1e-13 * max(1.0, np.abs(lam).max(initial=0.0)):
                 held = np.nonzero(rest)[0][sticking(lam, -positive[rest], negative[rest])]
