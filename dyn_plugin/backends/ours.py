@@ -18,6 +18,9 @@ from ..errors import InputError
 from ..terms import Terms
 from .base import Backend, batch_args, check_finite
 
+_empty = np.empty            # one global lookup instead of two, on the one-state paths
+_F64 = np.dtype(np.float64)
+
 
 def _armature(armature, model) -> np.ndarray:
     """Rotor inertias (n,) ≥ 0, finite; zeros for None."""
@@ -38,7 +41,8 @@ class SingleStateFastPath:
     else - batches, lists, bad input - makes the kernel refuse and takes the validating
     path of Backend, whose errors name the problem.  Batches skip the attempt (a refused
     numba call costs ~100 µs, to build its error message).  The four methods are spelled out
-    rather than generated because a shared helper would add a Python call to each.
+    rather than generated because a shared helper would add a Python call to each, and
+    the shapes they allocate are set once (``_n``, ``_square``: ``model.n`` is a property).
 
     A result that is not finite (overflow) is never returned: our kernels report it in
     their status (``_single.checks_result``), for others the sum of the result is tested
@@ -46,8 +50,14 @@ class SingleStateFastPath:
     raises :class:`~dyn_plugin.errors.NumericalError`.
     """
 
-    def inverse_dynamics(self, q, qd, qdd):
-        tau = np.empty(self.model.n)
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._n, self._square = self.model.n, (self.model.n, self.model.n)
+
+    def inverse_dynamics(self, q, qd, qdd, f_ext=None):
+        if f_ext is not None:                        # external wrenches: Backend's path
+            return super().inverse_dynamics(q, qd, qdd, f_ext)
+        tau = _empty(self._n)
         try:
             if getattr(q, "ndim", 0) == 1 and self._single.inverse_dynamics(q, qd, qdd, tau) == 0 \
                     and (self._single.checks_result or isfinite(sum(tau.tolist()))):
@@ -56,8 +66,10 @@ class SingleStateFastPath:
             pass
         return super().inverse_dynamics(q, qd, qdd)
 
-    def forward_dynamics(self, q, qd, tau):
-        qdd = np.empty(self.model.n)
+    def forward_dynamics(self, q, qd, tau, f_ext=None):
+        if f_ext is not None:                        # external wrenches: Backend's path
+            return super().forward_dynamics(q, qd, tau, f_ext)
+        qdd = _empty(self._n)
         try:
             if getattr(q, "ndim", 0) == 1 and self._single.forward_dynamics(q, qd, tau, qdd) == 0 \
                     and (self._single.checks_result or isfinite(sum(qdd.tolist()))):
@@ -67,8 +79,7 @@ class SingleStateFastPath:
         return super().forward_dynamics(q, qd, tau)
 
     def mass_matrix(self, q):
-        n = self.model.n
-        M = np.empty((n, n))
+        M = _empty(self._square)
         try:
             if getattr(q, "ndim", 0) == 1 and self._single.mass_matrix(q, M) == 0 \
                     and (self._single.checks_result or isfinite(sum(M.ravel().tolist()))):
@@ -78,7 +89,7 @@ class SingleStateFastPath:
         return super().mass_matrix(q)
 
     def bias_forces(self, q, qd):
-        tau = np.empty(self.model.n)
+        tau = _empty(self._n)
         try:
             if getattr(q, "ndim", 0) == 1 and self._single.bias(q, qd, tau) == 0 \
                     and (self._single.checks_result or isfinite(sum(tau.tolist()))):
@@ -112,6 +123,58 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
         self.armature = _armature(armature, self.model)
         self._fast = CompiledDynamics(self.model, self.armature) if self.compiled else None
         self._single = self._fast.single if self.compiled else NO_SINGLE_STATE_PATH
+        entry = self._fast.entry_points if self.compiled else NO_SINGLE_STATE_PATH     # one lookup each, below
+        self._inverse_entry, self._bias_entry, self._forward_entry, self._mass_entry = entry[:4]
+        self._packed = self._fast.packed if self.compiled else None
+
+    # One state goes to the kernels' compiled entry points (kernels.entry_point), past numba's
+    # dispatcher, which would spend ~0.2 µs typing the five arrays; so these check what an
+    # entry point trusts, numpy float64 vectors (a list raises AttributeError, another array
+    # type TypeError), in ~0.15 µs.  The kernel checks the rest (length, adjacent entries,
+    # finite input and result), and anything refused takes Backend's validating path.
+
+    def inverse_dynamics(self, q, qd, qdd, f_ext=None):
+        if f_ext is not None:                        # external wrenches: Backend's path
+            return Backend.inverse_dynamics(self, q, qd, qdd, f_ext)
+        tau = _empty(self._n)
+        try:
+            if q.ndim == qd.ndim == qdd.ndim == 1 and q.dtype is qd.dtype is qdd.dtype is _F64 \
+                    and self._inverse_entry(self._packed, q, qd, qdd, tau) == 0:
+                return tau
+        except (AttributeError, TypeError):
+            pass
+        return Backend.inverse_dynamics(self, q, qd, qdd)
+
+    def forward_dynamics(self, q, qd, tau, f_ext=None):
+        if f_ext is not None:                        # external wrenches: Backend's path
+            return Backend.forward_dynamics(self, q, qd, tau, f_ext)
+        qdd = _empty(self._n)
+        try:
+            if q.ndim == qd.ndim == tau.ndim == 1 and q.dtype is qd.dtype is tau.dtype is _F64 \
+                    and self._forward_entry(self._packed, q, qd, tau, qdd) == 0:
+                return qdd
+        except (AttributeError, TypeError):
+            pass
+        return Backend.forward_dynamics(self, q, qd, tau)
+
+    def mass_matrix(self, q):
+        M = _empty(self._square)
+        try:
+            if q.ndim == 1 and q.dtype is _F64 and self._mass_entry(self._packed, q, M) == 0:
+                return M
+        except (AttributeError, TypeError):
+            pass
+        return Backend.mass_matrix(self, q)
+
+    def bias_forces(self, q, qd):
+        tau = _empty(self._n)
+        try:
+            if q.ndim == qd.ndim == 1 and q.dtype is qd.dtype is _F64 \
+                    and self._bias_entry(self._packed, q, qd, tau) == 0:
+                return tau
+        except (AttributeError, TypeError):
+            pass
+        return Backend.bias_forces(self, q, qd)
 
     def _batch_inverse_dynamics(self, q, qd, qdd):
         if self.compiled:

@@ -12,7 +12,10 @@ are the low-overhead path for one state: they return a non-zero status (or raise
 TypeError) instead of computing when the input is not finite float64 vectors of length
 n, and a non-zero status when the result is not finite (float64 overflow, e.g. q̇ =
 1e300), so that the caller falls back to the validating path and its clear error
-messages (see :class:`~dyn_plugin.backends.ours.SingleStateFastPath`).
+messages (see :class:`~dyn_plugin.backends.ours.SingleStateFastPath`).  Its
+``entry_points`` are the same kernels past numba's dispatcher (``kernel(packed, ...)``,
+:func:`.kernels.entry_point`), for a caller that has checked the arrays' dtype and
+dimensions itself (:class:`~dyn_plugin.backends.ours.NewtonEulerBackend` does).
 """
 
 from __future__ import annotations
@@ -56,6 +59,9 @@ class SingleStateKernels(NamedTuple):
     checks_result: bool = False
 
 
+_SINGLE = ("inverse_dynamics", "bias", "forward_dynamics", "mass_matrix")     # the fields of SingleStateKernels
+
+
 def _refuse(*args) -> int:
     return -1
 
@@ -72,9 +78,9 @@ class CompiledDynamics:
     def __init__(self, model, armature=None):
         self.n = model.n
         self.packed = pack_model(model, armature)
-        self.single = SingleStateKernels(*(functools.partial(kernels.single(name), self.packed)
-                                           for name in ("inverse_dynamics", "bias", "forward_dynamics", "mass_matrix")),
+        self.single = SingleStateKernels(*(functools.partial(kernels.single(name), self.packed) for name in _SINGLE),
                                          checks_result=True)
+        self.entry_points = SingleStateKernels(*(kernels.entry_point(name) for name in _SINGLE), checks_result=True)
 
     # -- batches ---------------------------------------------------------------------------
 

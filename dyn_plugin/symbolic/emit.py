@@ -288,6 +288,8 @@ def _emit_lanes_body(printer, function, outputs, results, n) -> str:
     lines += [f"        {name} = {text}" for name, text in printer.arithmetic()]
     lines += [f"        {array}[{index[0] if len(index) == 1 else index[0] * n + index[1]} * LANES + l] = "
               f"{printer.output(node)}" for array, index, node in outputs]
+    if len(lines) == 3:                               # no joint: nothing to compute
+        lines.append("        pass")
     return "\n".join(lines) + "\n"
 
 
@@ -324,7 +326,7 @@ def _numba_function(function, program, args, results, n, shape=None) -> list:
     """The typed one-state function ``<function>_state``, the body over lanes
     ``_<function>_lanes`` and, given the result's ``shape``, its batch loops and entry point."""
     printer = _Printer(program, "numba")
-    state_results = [(name, 1 if width == n else 2) for name, width in results]
+    state_results = [(name, 2 if name == "M" else 1) for name, _ in results]      # M (n, n), the others (n,)
     parts = [_emit_numba_state(printer, f"{function}_state", args, state_results, program.outputs, n),
              _emit_lanes_body(printer, f"_{function}_lanes", program.outputs, results, n)]
     if shape is not None:
