@@ -75,7 +75,9 @@ def as_batch(name: str, value, n: int, joints=None) -> tuple:
         single = False
     else:
         raise InputError(f"{name} must have shape ({n},) or (N, {n}), got {array.shape}")
-    if not np.all(np.isfinite(array)):
+    # A sum is finite only if every entry is (cheaper than isfinite on a big batch); a
+    # finite batch whose sum overflows is told apart by the exact test.
+    if not np.isfinite(array.sum()) and not np.all(np.isfinite(array)):
         rows, cols = np.nonzero(~np.isfinite(array))
         raise InputError(f"{name} has a non-finite entry (NaN or inf) at {_joint(cols[0], joints)}"
                          + ("" if single else f", state {rows[0]}"))
