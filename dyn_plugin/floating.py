@@ -121,6 +121,24 @@ def acceleration_offset(model: RobotModel, q: np.ndarray, v: np.ndarray, gravity
     return d
 
 
+def acceleration_offset_derivatives(model: RobotModel, q: np.ndarray, v: np.ndarray) -> tuple:
+    """(∂d/∂q, ∂d/∂v) (N, nv, nv) of :func:`acceleration_offset` (both parts), ∂/∂q along
+    the tangent of q (base rotation δθ in the base frame, as :func:`integrate`): only the
+    base rows are non-zero.  With R → R exp([δθ]×), Rᵀg → Rᵀg + [Rᵀg]× δθ, so
+    ∂d_lin/∂δθ = −[Rᵀg]×; ∂d_lin/∂v_lin = [ω]×, ∂d_lin/∂ω = −[v_lin]×; and
+    ∂d_ang/∂ω from d_ang = (−ω_y ω_z, ω_x ω_z, −ω_x ω_y)."""
+    N, nv = v.shape
+    dq, dv = np.zeros((N, nv, nv)), np.zeros((N, nv, nv))
+    dq[:, 0:3, 3:6] = -skew(np.einsum("nji,j->ni", base_rotations(q), model.gravity))
+    u, w = v[:, 0:3], v[:, 3:6]
+    dv[:, 0:3, 0:3] = skew(w)
+    dv[:, 0:3, 3:6] = -skew(u)
+    wx, wy, wz, zero = w[:, 0], w[:, 1], w[:, 2], np.zeros(N)
+    dv[:, 3:6, 3:6] = np.stack([np.stack([zero, -wz, -wy], axis=-1), np.stack([wz, zero, wx], axis=-1),
+                                np.stack([-wy, -wx, zero], axis=-1)], axis=1)
+    return dq, dv
+
+
 # -- the configuration space -----------------------------------------------------------------
 
 def neutral(model: RobotModel) -> np.ndarray:

@@ -26,6 +26,7 @@ the quantity, the state, the joint and the largest input instead.
 
 from __future__ import annotations
 
+import functools
 from typing import Optional
 
 import numpy as np
@@ -48,7 +49,7 @@ KINDS = ("ours", "generated", "reference")
 pybullet: what the others are validated against)."""
 
 CAPABILITIES = ("friction", "stepping", "joint_wrenches", "christoffel", "single_state_kernels", "floating_base",
-                "mimic")
+                "mimic", "derivatives")
 """What a backend can do beyond the :class:`Backend` interface:
 
 friction        its τ and q̈ include joint friction (``.friction``, ``inverse_dynamics_breakdown``)
@@ -64,6 +65,10 @@ floating_base   it takes a floating-base model itself (q of nq, v of nv entries)
                 the robot's free-flyer chain (:func:`dyn_plugin.get_backend` does this)
 mimic           it takes a model with mimic joints itself (reduced coordinates); every other
                 backend gets one through :mod:`.mimic_backend`
+derivatives     ``inverse_dynamics_derivatives`` and ``forward_dynamics_derivatives``: analytic
+                partial derivatives of its τ and q̈ (rigid bodies: the recursion of
+                :mod:`dyn_plugin.compiled.derivatives`, the default here; friction backends add
+                their law's; pinocchio its own)
 """
 
 
@@ -117,9 +122,12 @@ class Backend:
         # A NaN never leaves the library as an answer.  The sum is NaN or inf whenever an entry
         # is (and cheaper than isfinite().all() on big batches); a finite result whose sum
         # overflows is told apart by the exact test.
-        if not np.isfinite(result.sum()) and not np.isfinite(result).all():
-            what = getattr(method, "__name__", "").replace("_batch_", "") or "result"
-            raise _overflow(what, result, self.model, single, dict(zip(arrays, args)))
+        for part in result if isinstance(result, tuple) else (result,):
+            if not np.isfinite(part.sum()) and not np.isfinite(part).all():
+                what = getattr(method, "__name__", "").replace("_batch_", "") or "result"
+                raise _overflow(what, part, self.model, single, dict(zip(arrays, args)))
+        if isinstance(result, tuple):
+            return tuple(part[0] for part in result) if single else result
         return result[0] if single else result
 
     def inverse_dynamics(self, q, qd, qdd, f_ext=None):
@@ -181,6 +189,42 @@ class Backend:
                 + (f"; links without mass or inertia: {', '.join(map(repr, empty))}. Give those links an "
                    "<inertial> (a rotor needs only its inertia), or make their joints fixed" if empty else
                    ": no finite torque defines their acceleration"))
+
+    # -- derivatives ----------------------------------------------------------------------
+
+    def inverse_dynamics_derivatives(self, q, qd, qdd):
+        """Analytic partial derivatives of :meth:`inverse_dynamics`: ``(∂τ/∂q, ∂τ/∂q̇)``, each
+        (nv, nv) or (N, nv, nv), entry [i, j] = ∂τ_i/∂q_j (N·m/rad, N/m, ...; N·m·s/rad, ...).
+        ∂τ/∂q̈ is :meth:`mass_matrix`.  Recursive, O(n²) (Carpentier & Mansard 2018; see
+        :mod:`dyn_plugin.compiled.derivatives`), equal to pinocchio's
+        ``computeRNEADerivatives``.  A floating base is differentiated along the tangent of
+        its configuration, as pinocchio does: column j is d/dε τ(q ⊕ ε e_j) with
+        :func:`dyn_plugin.floating.integrate` (nv columns for nq entries of q)."""
+        self._require_derivatives()
+        return self._run(self._batch_inverse_dynamics_derivatives, q=q, qd=qd, qdd=qdd)
+
+    def forward_dynamics_derivatives(self, q, qd, tau):
+        """Analytic partial derivatives of :meth:`forward_dynamics`: ``(∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ)``,
+        each (nv, nv) or (N, nv, nv); ∂q̈/∂τ is M⁻¹ for rigid bodies (armature included).
+        From the inverse dynamics' derivatives at q̈ = FD(q, q̇, τ) (implicit functions:
+        ∂q̈/∂x = −(∂τ/∂q̈)⁻¹ ∂τ/∂x), equal to pinocchio's ``computeABADerivatives``;
+        q as for :meth:`inverse_dynamics_derivatives`."""
+        self._require_derivatives()
+        try:
+            return self._run(self._batch_forward_dynamics_derivatives, q=q, qd=qd, tau=tau)
+        except (NumericalError, np.linalg.LinAlgError) as error:
+            self._refuse_singular_mass_matrix(q)
+            if isinstance(error, np.linalg.LinAlgError):
+                raise ModelError(f"forward dynamics derivatives of robot {self.model.name!r}: ∂τ/∂q̈ cannot be "
+                                 f"inverted ({error})") from None
+            raise
+
+    def _require_derivatives(self) -> None:
+        if not self.can("derivatives"):
+            from ..errors import BackendError
+
+            raise BackendError(f"backend {self.name!r} has no analytic derivatives; use one that declares them, "
+                               "e.g. 'newton_euler' or 'pinocchio'")
 
     def regressor(self, q, qd, qdd):
         """The inertial-parameter regressor Y (n, 10 n) or (N, n, 10 n): τ = Y θ (rigid body,
@@ -305,6 +349,30 @@ class Backend:
         L = np.linalg.cholesky(M)
         y = np.linalg.solve(L, rhs[..., None])
         return np.linalg.solve(np.swapaxes(L, -1, -2), y)[..., 0]
+
+    def _batch_inverse_dynamics_derivatives(self, q, qd, qdd):
+        """(∂τ/∂q, ∂τ/∂q̇) (N, n, n) of the rigid bodies of the model: the compiled recursion
+        (the armature's a q̈ depends on neither)."""
+        return self._rigid_kernels.inverse_dynamics_derivatives(q, qd, qdd)
+
+    def _batch_forward_dynamics_derivatives(self, q, qd, tau):
+        """(∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ) from this backend's forward dynamics, inverse-dynamics
+        derivatives and ∂τ/∂q̈ (:meth:`_batch_acceleration_jacobian`)."""
+        qdd = self._batch_forward_dynamics(q, qd, tau)
+        dq, dv = self._batch_inverse_dynamics_derivatives(q, qd, qdd)
+        inverse = np.linalg.inv(self._batch_acceleration_jacobian(q, qd, qdd))
+        return -inverse @ dq, -inverse @ dv, inverse
+
+    def _batch_acceleration_jacobian(self, q, qd, qdd):
+        """∂τ/∂q̈ (N, n, n): the mass matrix for rigid bodies (with their armature)."""
+        return self._batch_mass_matrix(q)
+
+    @functools.cached_property
+    def _rigid_kernels(self):
+        """The compiled rigid-body dynamics of this (fixed-base) model."""
+        from ..compiled import CompiledDynamics
+
+        return CompiledDynamics(self.model)
 
     def _batch_coriolis_matrix(self, q, qd):
         # C is linear in q̇: C(q, q̇) = m C(q, q̇/m) with m = max|q̇ₖ|, so the quadratic h is

@@ -24,7 +24,7 @@ from .base import Backend
 # What the chain backend can do that stays true through the state map.  Not kept:
 # christoffel (the chain's Christoffel symbols are in its own coordinates, not in the
 # base velocity's) and single_state_kernels (compiled for the chain's states).
-KEPT_CAPABILITIES = frozenset({"friction", "stepping", "joint_wrenches"})
+KEPT_CAPABILITIES = frozenset({"friction", "stepping", "joint_wrenches", "derivatives"})
 SHARED_ATTRIBUTES = frozenset({"compiled"})   # the chain backend's, unchanged
 
 
@@ -132,6 +132,24 @@ class FloatingBaseBackend(Backend):
     def _batch_forward_dynamics(self, q, qd, tau):
         q, qc = self._chain_state(q, qd)
         return self.chain.forward_dynamics(qc, qd, tau) - floating.acceleration_offset(self.model, q, qd)
+
+    def _batch_inverse_dynamics_derivatives(self, q, qd, qdd):
+        """The chain's derivatives at its state, its base columns replaced: the robot's τ,
+        in base-frame components, depends on the base pose only through gravity, Rᵀg in d
+        (:func:`~dyn_plugin.floating.acceleration_offset_derivatives`); and v enters d too."""
+        self.chain._require_derivatives()
+        q, qc = self._chain_state(q, qd)
+        chain_qdd = qdd + floating.acceleration_offset(self.model, q, qd)
+        dq, dv = self.chain._batch_inverse_dynamics_derivatives(qc, qd, chain_qdd)
+        dd_dq, dd_dv = floating.acceleration_offset_derivatives(self.model, q, qd)
+        A = self.chain._batch_acceleration_jacobian(qc, qd, chain_qdd)
+        dq = dq.copy()
+        dq[:, :, :floating.BASE_V] = 0.0          # the chain's base joints are not the base's coordinates
+        return dq + A @ dd_dq, dv + A @ dd_dv
+
+    def _batch_acceleration_jacobian(self, q, qd, qdd):
+        q, qc = self._chain_state(q, qd)
+        return self.chain._batch_acceleration_jacobian(qc, qd, qdd + floating.acceleration_offset(self.model, q, qd))
 
     def joint_wrenches(self, q, qd, qdd):
         """Force and moment (N, n + 1, 3) on the base (entry 0: what the free-flyer joint

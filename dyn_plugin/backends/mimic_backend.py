@@ -38,7 +38,8 @@ def mimic_class(full_class) -> type:
     return type(f"Mimic{getattr(full_class, '__name__', 'Backend')}", (MimicBackend,), {
         "name": getattr(full_class, "name", "custom"), "kind": getattr(full_class, "kind", "ours"),
         "description": getattr(full_class, "description", ""),
-        "capabilities": frozenset({"mimic", "floating_base"})})
+        "capabilities": frozenset({"mimic", "floating_base"})
+        | (frozenset(getattr(full_class, "capabilities", ())) & {"derivatives"})})
 
 
 class MimicBackend(Backend):
@@ -65,6 +66,11 @@ class MimicBackend(Backend):
 
     def _batch_mass_matrix(self, q):
         return self.G.T @ self.full.mass_matrix(*self._expand(q)) @ self.G
+
+    def _batch_inverse_dynamics_derivatives(self, q, qd, qdd):
+        """Gᵀ (∂τ_full/∂x) G: the full coordinates are G times the reduced ones (plus offsets)."""
+        dq, dv = self.full.inverse_dynamics_derivatives(*self._expand(q, qd, qdd))
+        return self.G.T @ dq @ self.G, self.G.T @ dv @ self.G
 
     def _batch_gravity_torques(self, q):
         return self._project(self.full.gravity_torques(*self._expand(q)))

@@ -115,7 +115,7 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
 
     name = "newton_euler"
     description = "recursive Newton-Euler in link frames (Luh-Walker-Paul; Fu Table 3.3) + articulated-body forward dynamics, trees; numba-compiled"
-    capabilities = frozenset({"joint_wrenches", "single_state_kernels"})
+    capabilities = frozenset({"joint_wrenches", "single_state_kernels", "derivatives"})
 
     def __init__(self, model, gravity=None, compiled: bool = True, armature=None):
         super().__init__(model, gravity)
@@ -126,6 +126,8 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
         entry = self._fast.entry_points if self.compiled else NO_SINGLE_STATE_PATH     # one lookup each, below
         self._inverse_entry, self._bias_entry, self._forward_entry, self._mass_entry = entry[:4]
         self._packed = self._fast.packed if self.compiled else None
+        if self.compiled:
+            self._rigid_kernels = self._fast          # the derivatives' kernels too (Backend's cached property)
 
     # One state goes to the kernels' compiled entry points (kernels.entry_point), past numba's
     # dispatcher, which would spend ~0.2 µs typing the five arrays; so these check what an
@@ -204,6 +206,11 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
             return self._fast.forward_dynamics(q, qd, tau)
         return aba.forward_dynamics(self.model, q, qd, tau, self.armature)
 
+    def _batch_forward_dynamics_derivatives(self, q, qd, tau):
+        if self.compiled:
+            return self._fast.forward_dynamics_derivatives(q, qd, tau)
+        return Backend._batch_forward_dynamics_derivatives(self, q, qd, tau)
+
     def single_state_kernels(self):
         """``((inverse, forward), P)``: the compiled one-state kernels and the packed model
         they read (:mod:`dyn_plugin.compiled.kernels`), or None with ``compiled=False``."""
@@ -239,7 +246,7 @@ class LagrangeEulerBackend(Backend):
 
     name = "lagrange_euler"
     description = "Lagrange-Euler with 4x4 matrices (Uicker; Fu §3.2), O(n^4), exposes h_ikm"
-    capabilities = frozenset({'christoffel'})
+    capabilities = frozenset({"christoffel", "derivatives"})
 
     def _batch_inverse_dynamics(self, q, qd, qdd):
         return le.inverse_dynamics(self.model, q, qd, qdd)

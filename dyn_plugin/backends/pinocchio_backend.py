@@ -26,7 +26,7 @@ class PinocchioBackend(Backend):
     name = "pinocchio"
     description = "reference: pinocchio rnea, crba, aba (loop over states)"
     kind = "reference"
-    capabilities = frozenset({"floating_base", "mimic"})
+    capabilities = frozenset({"floating_base", "mimic", "derivatives"})
 
     def __init__(self, model, gravity=None, armature=None):
         """``armature`` (n,): reflected motor inertia on the diagonal of M (``model.armature``)."""
@@ -119,6 +119,36 @@ class PinocchioBackend(Backend):
         ix = np.ix_(self._idx_v, self._idx_v)
         return self._per_state(
             lambda a, b: pin.computeCoriolisMatrix(m, d, self.to_pin_q(a), self.to_pin_v(b))[ix], q, qd)
+
+    # -- derivatives: pinocchio's computeRNEADerivatives / computeABADerivatives ------------
+
+    def _batch_inverse_dynamics_derivatives(self, q, qd, qdd):
+        pin, m, d = self._pin, self.pin_model, self.data
+        ix = np.ix_(self._idx_v, self._idx_v)
+        self._refuse_mimic_derivatives()
+
+        def derivatives(a, b, c):
+            dq, dv, _ = pin.computeRNEADerivatives(m, d, self.to_pin_q(a), self.to_pin_v(b), self.to_pin_v(c))
+            return np.stack([dq[ix], dv[ix]])
+        both = self._per_state(derivatives, q, qd, qdd)
+        return both[:, 0], both[:, 1]
+
+    def _batch_forward_dynamics_derivatives(self, q, qd, tau):
+        pin, m, d = self._pin, self.pin_model, self.data
+        ix = np.ix_(self._idx_v, self._idx_v)
+        self._refuse_mimic_derivatives()
+
+        def derivatives(a, b, c):
+            pin.computeABADerivatives(m, d, self.to_pin_q(a), self.to_pin_v(b), self.to_pin_v(c))
+            inverse = np.triu(d.Minv)
+            return np.stack([d.ddq_dq[ix], d.ddq_dv[ix], (inverse + np.triu(inverse, 1).T)[ix]])
+        three = self._per_state(derivatives, q, qd, tau)
+        return three[:, 0], three[:, 1], three[:, 2]
+
+    def _refuse_mimic_derivatives(self) -> None:
+        if self.model.mimic:
+            raise BackendError(f"pinocchio's derivative algorithms do not take mimic joints (robot {self.model.name!r}); "
+                               "use dyn_plugin.get_backend('newton_euler', model) for their derivatives")
 
     # -- frames: pinocchio's own, for the comparison with dyn_plugin.frames ----------------
 

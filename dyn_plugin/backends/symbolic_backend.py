@@ -247,6 +247,7 @@ class SymbolicBackend(SingleStateFastPath, Backend):
     """
 
     name = "symbolic"
+    capabilities = frozenset({"derivatives"})
     description = "customised Newton-Euler code generated per robot (folded constants, shared subexpressions), cached on disk"
     kind = "generated"
 

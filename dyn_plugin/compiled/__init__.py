@@ -28,7 +28,7 @@ import numpy as np
 from ..terms import Terms, as_terms
 from ..arrays import contiguous
 from ..loops import for_size
-from . import kernels
+from . import derivatives, kernels
 from .layout import pack_model
 
 __all__ = ["CompiledDynamics", "NO_SINGLE_STATE_PATH", "SingleStateKernels", "pack_model", "shifted_spd_solve"]
@@ -136,3 +136,22 @@ class CompiledDynamics:
         f, moment = np.empty(q.shape + (3,)), np.empty(q.shape + (3,))
         for_size(kernels.joint_wrenches_batch, len(q))(self.packed, q, qd, qdd, f, moment)
         return f, moment
+
+    # -- derivatives (:mod:`.derivatives`) ---------------------------------------------------
+
+    def inverse_dynamics_derivatives(self, q, qd, qdd):
+        """(∂τ/∂q, ∂τ/∂q̇), each (N, n, n): ``[k, i, j] = ∂τ_i/∂x_j`` of state k."""
+        q, qd, qdd = contiguous(q, qd, qdd)
+        dq, dv = np.empty((len(q), self.n, self.n)), np.empty((len(q), self.n, self.n))
+        for_size(derivatives.inverse_dynamics_derivatives_batch, len(q))(self.packed, q, qd, qdd, dq, dv)
+        return dq, dv
+
+    def forward_dynamics_derivatives(self, q, qd, tau):
+        """(∂q̈/∂q, ∂q̈/∂q̇, M⁻¹), each (N, n, n), armature included; a state whose M is not
+        positive definite has NaN in its M⁻¹."""
+        q, qd, tau = contiguous(q, qd, tau)
+        N = len(q)
+        qdd = np.empty(q.shape)
+        dq, dv, minv = (np.empty((N, self.n, self.n)) for _ in range(3))
+        for_size(derivatives.forward_dynamics_derivatives_batch, N)(self.packed, q, qd, tau, qdd, dq, dv, minv)
+        return dq, dv, minv

@@ -1,0 +1,266 @@
+"""numba kernels: analytic derivatives of inverse and forward dynamics.
+
+Inverse dynamics.  The Newton-Euler recursion of :mod:`.kernels` (``_rnea_state``) is
+differentiated line by line, once per direction: a seed ``∂/∂q_j`` or ``∂/∂q̇_j`` enters
+at link j, travels outwards through j's subtree with the forward pass (ω, ω̇, v̇ and the
+link wrench F, N, each linear in the tangent) and back to the base with the backward pass.
+This is the forward-mode statement of Carpentier & Mansard's recursive derivatives
+(RSS 2018: "Analytical derivatives of rigid body dynamics algorithms"): every direction
+costs O(size of the subtree + depth), so a full Jacobian is O(n²) on a chain and O(n·d)
+on a tree of depth d, with no finite difference anywhere.
+
+In the kernels' frames (every link frame rotated so that its joint axis is ẑ, see
+:mod:`.layout`), with R = R₀' Rz(q) the parent ← link rotation of a revolute joint:
+
+* ``∂R/∂q = R [ẑ]×``: a vector brought into the link, ``x_in = Rᵀ x_p``, turns by
+  ``x_in × ẑ``; every forward quantity of link j is built from such vectors and from ẑ,
+  so ``∂(ω, ω̇, v̇)_j/∂q_j = (ω, ω̇, v̇)_j × ẑ``; on the way back ``∂(R x) = R (ẑ × x)``;
+* prismatic: ``∂p/∂q = R ẑ``, the origin's acceleration gains ``ω̇_p × Rẑ + ω_p × (ω_p × Rẑ)``
+  and the parent's moment ``Rẑ × (R f)``;
+* ``∂/∂q̇_j``: ω_j gains ẑ and ω̇_j gains ω_j × ẑ (revolute), v̇_j gains 2 ω_j × ẑ (prismatic);
+* the link wrench (Khalil's form about the link origin, as in ``_rnea_state``)
+  ``F = m v̇ + ω̇×h + ω×(ω×h)``, ``N = I ω̇ + ω×(Iω) + h×v̇`` differentiates by the product rule.
+
+The armature term a q̈ depends on neither q nor q̇.
+
+Forward dynamics (Carpentier & Mansard §IV): with q̈ = FD(q, q̇, τ) and ID(q, q̇, q̈) = τ,
+``∂q̈/∂q = −M⁻¹ ∂ID/∂q``, ``∂q̈/∂q̇ = −M⁻¹ ∂ID/∂q̇`` at that q̈, and ``∂q̈/∂τ = M⁻¹``:
+one articulated-body pass, the derivatives above, one composite-rigid-body pass and a
+Cholesky factorisation, per state.
+
+These kernels import their helpers from :mod:`.kernels`; numba's on-disk cache watches
+only this file, so change this file too (its :data:`KERNELS_LAYOUT`) when the layout of
+``kernels`` changes.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from .kernels import (_OPTIONS, ARMATURE, CHUNK, INERTIA, KIND, MASS, MOMENT, P_ROW, PARENT, R_ROW, ROWS,
+                      TERM_ALL, W_ACC, W_ALPHA, W_FORCE, W_MOMENT, W_OMEGA, _aba_state, _accumulate, _add,
+                      _col, _crba_state, _cross, _mat_t_vec, _mat_vec, _packed_mat_vec, _put, _row, _scale,
+                      _scratch, _serial_and_parallel, _rnea_state)
+
+KERNELS_LAYOUT = (ROWS, R_ROW, P_ROW, W_OMEGA, W_ALPHA, W_ACC, W_FORCE, W_MOMENT, ARMATURE)   # see the docstring
+if KERNELS_LAYOUT != (27, 0, 3, 4, 5, 6, 7, 8, 36):
+    raise ImportError("dyn_plugin.compiled.derivatives: kernels' scratch or model layout changed; update "
+                      "KERNELS_LAYOUT here (this file) so that numba's cache of these kernels is invalidated")
+
+# rows of the scratch W for the tangents (the nominal pass keeps rows 0-8)
+T_OMEGA, T_ALPHA, T_ACC, T_FORCE, T_MOMENT = 9, 10, 11, 12, 13
+T_MARK = 14                   # W[i, T_MARK, 0] = 1.0 when link i's tangent may be non-zero
+
+_jit = nb.njit(**_OPTIONS)
+_inline = nb.njit(inline="always", **_OPTIONS)
+
+
+@_jit
+def _turn(x):
+    """x × ẑ: how a link-frame vector changes with its own revolute joint's angle."""
+    return (x[1], -x[0], 0.0)
+
+
+@_jit
+def _z_cross(x):
+    """ẑ × x."""
+    return (-x[1], x[0], 0.0)
+
+
+@_inline
+def _seed(P, QD, k, i, velocity, W):
+    """Tangents (dω, dω̇, dv̇) of link i, the seeded joint, for ∂/∂q_i or ∂/∂q̇_i."""
+    revolute = P[i, KIND] == 0.0
+    w = _row(W, i, W_OMEGA)
+    zero = (0.0, 0.0, 0.0)
+    if velocity:
+        if revolute:
+            return (0.0, 0.0, 1.0), _turn(w), zero
+        return zero, zero, _scale(2.0, _turn(w))
+    if revolute:
+        return _turn(w), _turn(_row(W, i, W_ALPHA)), _turn(_row(W, i, W_ACC))
+    parent = int(P[i, PARENT])
+    if parent < 0:                                   # the base does not turn: ∂p shifts nothing
+        return zero, zero, zero
+    slide = (W[i, R_ROW, 2], W[i, R_ROW + 1, 2], W[i, R_ROW + 2, 2])       # ∂p/∂q = R ẑ
+    w_p, wd_p = _row(W, parent, W_OMEGA), _row(W, parent, W_ALPHA)
+    d_origin = _add(_cross(wd_p, slide), _cross(w_p, _cross(w_p, slide)))
+    return zero, zero, _mat_t_vec(W, i, R_ROW, d_origin)
+
+
+@_inline
+def _carry(P, QD, k, i, W):
+    """Tangents (dω, dω̇, dv̇) of link i from its parent's (Fu 3.3-50 to 3.3-52, differentiated)."""
+    parent = int(P[i, PARENT])
+    p = _row(W, i, P_ROW)
+    w_p, dw_p = _row(W, parent, W_OMEGA), _row(W, parent, T_OMEGA)
+    dwd_p, dvd_p = _row(W, parent, T_ALPHA), _row(W, parent, T_ACC)
+    d_origin = _add(dvd_p, _add(_cross(dwd_p, p), _add(_cross(dw_p, _cross(w_p, p)), _cross(w_p, _cross(dw_p, p)))))
+    dw = _mat_t_vec(W, i, R_ROW, dw_p)
+    dwd = _mat_t_vec(W, i, R_ROW, dwd_p)
+    dvd = _mat_t_vec(W, i, R_ROW, d_origin)
+    rate = QD[k, i]
+    if P[i, KIND] == 0.0:
+        dwd = _add(dwd, _scale(rate, _turn(dw)))
+    else:
+        dvd = _add(dvd, _scale(2.0 * rate, _turn(dw)))
+    return dw, dwd, dvd
+
+
+@_inline
+def _link_wrench_tangent(P, i, W, dw, dwd, dvd):
+    """(dF, dN) of link i's Newton-Euler wrench about its origin."""
+    w, h, m = _row(W, i, W_OMEGA), _col(P, i, MOMENT), P[i, MASS]
+    dF = _add(_scale(m, dvd), _add(_cross(dwd, h), _add(_cross(dw, _cross(w, h)), _cross(w, _cross(dw, h)))))
+    Iw, Idw = _packed_mat_vec(P, i, INERTIA, w), _packed_mat_vec(P, i, INERTIA, dw)
+    dN = _add(_packed_mat_vec(P, i, INERTIA, dwd), _add(_cross(dw, Iw), _add(_cross(w, Idw), _cross(h, dvd))))
+    return dF, dN
+
+
+@_inline
+def _direction(P, QD, k, j, velocity, W, OUT):
+    """∂τ/∂q_j (velocity False) or ∂τ/∂q̇_j into column j of OUT[k]; W holds the nominal
+    pass of ``_rnea_state`` (rows 0-8, kept)."""
+    n = P.shape[0] - 1
+    zero = (0.0, 0.0, 0.0)
+    for i in range(n):
+        W[i, T_MARK, 0] = 0.0
+        _put(W, i, T_FORCE, zero)
+        _put(W, i, T_MOMENT, zero)
+    for i in range(j, n):                            # forward: j's subtree (parents come first)
+        if i == j:
+            dw, dwd, dvd = _seed(P, QD, k, i, velocity, W)
+        elif int(P[i, PARENT]) >= j and W[int(P[i, PARENT]), T_MARK, 0] != 0.0:
+            dw, dwd, dvd = _carry(P, QD, k, i, W)
+        else:
+            continue
+        W[i, T_MARK, 0] = 1.0
+        _put(W, i, T_OMEGA, dw)
+        _put(W, i, T_ALPHA, dwd)
+        _put(W, i, T_ACC, dvd)
+        dF, dN = _link_wrench_tangent(P, i, W, dw, dwd, dvd)
+        _put(W, i, T_FORCE, dF)
+        _put(W, i, T_MOMENT, dN)
+    turning = not velocity and P[j, KIND] == 0.0
+    for i in range(n - 1, -1, -1):                   # backward: Fu 3.3-56, 3.3-57 differentiated
+        if W[i, T_MARK, 0] != 0.0:
+            parent = int(P[i, PARENT])
+            if parent >= 0:
+                f, moment = _row(W, i, W_FORCE), _row(W, i, W_MOMENT)
+                df, dn = _row(W, i, T_FORCE), _row(W, i, T_MOMENT)
+                if i == j and turning:               # ∂R = R [ẑ]×
+                    df, dn = _add(df, _z_cross(f)), _add(dn, _z_cross(moment))
+                Rdf = _mat_vec(W, i, R_ROW, df)
+                dmoment = _add(_mat_vec(W, i, R_ROW, dn), _cross(_row(W, i, P_ROW), Rdf))
+                if i == j and not velocity and P[j, KIND] != 0.0:    # ∂p = R ẑ
+                    slide = (W[i, R_ROW, 2], W[i, R_ROW + 1, 2], W[i, R_ROW + 2, 2])
+                    dmoment = _add(dmoment, _cross(slide, _mat_vec(W, i, R_ROW, f)))
+                _accumulate(W, parent, T_FORCE, Rdf)
+                _accumulate(W, parent, T_MOMENT, dmoment)
+                W[parent, T_MARK, 0] = 1.0
+        OUT[k, i, j] = W[i, T_MOMENT, 2] if P[i, KIND] == 0.0 else W[i, T_FORCE, 2]
+
+
+@_inline
+def _id_derivatives_state(P, Q, QD, QDD, k, W, DQ, DV):
+    """∂τ/∂q and ∂τ/∂q̇ (n, n) of state k into DQ[k], DV[k]."""
+    n = P.shape[0] - 1
+    _rnea_state(P, Q, QD, QDD, k, TERM_ALL, W)
+    for j in range(n):
+        _direction(P, QD, k, j, False, W, DQ)
+        _direction(P, QD, k, j, True, W, DV)
+
+
+@_jit
+def _inverse_dynamics_derivatives_rows(P, Q, QD, QDD, DQ, DV):
+    """∂τ/∂q, ∂τ/∂q̇ (rows, n, n) of the states (rows) of Q, QD, QDD."""
+    W = _scratch(P)
+    for k in range(Q.shape[0]):
+        _id_derivatives_state(P, Q, QD, QDD, k, W, DQ, DV)
+
+
+def _inverse_dynamics_derivatives_batch(P, Q, QD, QDD, DQ, DV):
+    N = Q.shape[0]
+    for chunk in nb.prange((N + CHUNK - 1) // CHUNK):
+        rows = slice(chunk * CHUNK, min(N, (chunk + 1) * CHUNK))
+        _inverse_dynamics_derivatives_rows(P, Q[rows], QD[rows], QDD[rows], DQ[rows], DV[rows])
+
+
+inverse_dynamics_derivatives_batch = _serial_and_parallel(_inverse_dynamics_derivatives_batch)
+
+
+# -- forward dynamics ------------------------------------------------------------------------
+
+@_jit
+def _cholesky(L):
+    """L (n, n) ← its Cholesky factor below the diagonal (M = L Lᵀ), 1/L_jj on the diagonal.
+    False when M is not positive definite (a pivot ≤ 0 or not finite)."""
+    n = L.shape[0]
+    for j in range(n):
+        d = L[j, j]
+        for m in range(j):
+            d -= L[j, m] * L[j, m]
+        if not d > 0.0:
+            return False
+        inverse = 1.0 / np.sqrt(d)
+        L[j, j] = inverse
+        for i in range(j + 1, n):
+            s = L[i, j]
+            for m in range(j):
+                s -= L[i, m] * L[j, m]
+            L[i, j] = s * inverse
+    return True
+
+
+@_jit
+def _solve_in_place(L, X, scale):
+    """X (n, c) ← scale · M⁻¹ X, column by column, with M's factor from :func:`_cholesky`."""
+    n, columns = X.shape
+    for c in range(columns):
+        for i in range(n):                          # L y = x
+            s = X[i, c]
+            for m in range(i):
+                s -= L[i, m] * X[m, c]
+            X[i, c] = s * L[i, i]
+        for i in range(n - 1, -1, -1):              # Lᵀ x = y
+            s = X[i, c]
+            for m in range(i + 1, n):
+                s -= L[m, i] * X[m, c]
+            X[i, c] = s * L[i, i]
+        for i in range(n):
+            X[i, c] *= scale
+
+
+@_jit
+def _forward_dynamics_derivatives_rows(P, Q, QD, TAU, QDD, DQ, DV, MINV):
+    """q̈ and ∂q̈/∂q, ∂q̈/∂q̇, M⁻¹ (rows, n, n) of the states (rows) of Q, QD, TAU; a state
+    whose M is not positive definite gets NaN in MINV (the caller names the problem)."""
+    n = P.shape[0] - 1
+    W = _scratch(P)
+    L = np.empty((n, n))
+    for k in range(Q.shape[0]):
+        _aba_state(P, Q, QD, TAU, QDD, k, W)
+        _id_derivatives_state(P, Q, QD, QDD, k, W, DQ, DV)
+        _crba_state(P, Q, k, MINV, W)
+        for a in range(n):
+            for b in range(n):
+                L[a, b] = MINV[k, a, b]
+                MINV[k, a, b] = 1.0 if a == b else 0.0
+        if not _cholesky(L):
+            MINV[k, 0, 0] = np.nan
+            continue
+        _solve_in_place(L, DQ[k], -1.0)
+        _solve_in_place(L, DV[k], -1.0)
+        _solve_in_place(L, MINV[k], 1.0)
+
+
+def _forward_dynamics_derivatives_batch(P, Q, QD, TAU, QDD, DQ, DV, MINV):
+    N = Q.shape[0]
+    for chunk in nb.prange((N + CHUNK - 1) // CHUNK):
+        rows = slice(chunk * CHUNK, min(N, (chunk + 1) * CHUNK))
+        _forward_dynamics_derivatives_rows(P, Q[rows], QD[rows], TAU[rows], QDD[rows], DQ[rows], DV[rows],
+                                           MINV[rows])
+
+
+forward_dynamics_derivatives_batch = _serial_and_parallel(_forward_dynamics_derivatives_batch)
