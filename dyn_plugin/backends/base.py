@@ -146,10 +146,14 @@ class Backend:
 
         Undefined where M(q) is singular (a joint that moves no mass or inertia): a
         :class:`~dyn_plugin.errors.ModelError` names such joints, for every backend."""
+        if f_ext is None:
+            return self._run_forward(self._batch_forward_dynamics, q=q, qd=qd, tau=tau)
+        return self._run_forward(self._loaded("forward_dynamics", f_ext, np.ndim(q) == 1), q=q, qd=qd, tau=tau)
+
+    def _run_forward(self, method, q, qd, tau):
+        """:meth:`_run` for what needs M(q)⁻¹: a singular M is named (ModelError)."""
         try:
-            if f_ext is None:
-                return self._run(self._batch_forward_dynamics, q=q, qd=qd, tau=tau)
-            return self._run(self._loaded("forward_dynamics", f_ext, np.ndim(q) == 1), q=q, qd=qd, tau=tau)
+            return self._run(method, q=q, qd=qd, tau=tau)
         except (NumericalError, np.linalg.LinAlgError) as error:
             self._refuse_singular_mass_matrix(q)
             if isinstance(error, np.linalg.LinAlgError):
@@ -210,14 +214,7 @@ class Backend:
         ∂q̈/∂x = −(∂τ/∂q̈)⁻¹ ∂τ/∂x), equal to pinocchio's ``computeABADerivatives``;
         q as for :meth:`inverse_dynamics_derivatives`."""
         self._require_derivatives()
-        try:
-            return self._run(self._batch_forward_dynamics_derivatives, q=q, qd=qd, tau=tau)
-        except (NumericalError, np.linalg.LinAlgError) as error:
-            self._refuse_singular_mass_matrix(q)
-            if isinstance(error, np.linalg.LinAlgError):
-                raise ModelError(f"forward dynamics derivatives of robot {self.model.name!r}: ∂τ/∂q̈ cannot be "
-                                 f"inverted ({error})") from None
-            raise
+        return self._run_forward(self._batch_forward_dynamics_derivatives, q=q, qd=qd, tau=tau)
 
     def _require_derivatives(self) -> None:
         if not self.can("derivatives"):
