@@ -9,6 +9,8 @@ the joint and the largest input there (:class:`~dyn_plugin.errors.NumericalError
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .errors import InputError, NumericalError
@@ -49,6 +51,15 @@ def _not_real(name: str, array: np.ndarray, n: int):
     return InputError(f"{expected}, got {what} (dtype {array.dtype}){hint}")
 
 
+def all_finite(array: np.ndarray) -> bool:
+    """True when every entry of the float ``array`` is finite.  The sum is finite only if
+    every entry is (cheaper than isfinite on a big batch; for a few entries a Python sum,
+    ~1 µs less than numpy's); a finite array whose sum overflows is told apart by the exact
+    test."""
+    total = sum(array.ravel().tolist()) if array.size <= 64 else array.sum()
+    return math.isfinite(total) or bool(np.isfinite(array).all())
+
+
 def as_batch(name: str, value, n: int, joints=None) -> tuple:
     """Validate a joint-space array: returns ``(array of shape (N, n), was_single)``.
 
@@ -75,9 +86,7 @@ def as_batch(name: str, value, n: int, joints=None) -> tuple:
         single = False
     else:
         raise InputError(f"{name} must have shape ({n},) or (N, {n}), got {array.shape}")
-    # A sum is finite only if every entry is (cheaper than isfinite on a big batch); a
-    # finite batch whose sum overflows is told apart by the exact test.
-    if not np.isfinite(array.sum()) and not np.all(np.isfinite(array)):
+    if not all_finite(array):
         rows, cols = np.nonzero(~np.isfinite(array))
         raise InputError(f"{name} has a non-finite entry (NaN or inf) at {_joint(cols[0], joints)}"
                          + ("" if single else f", state {rows[0]}"))
@@ -119,7 +128,7 @@ def check_finite(what: str, result, model, single: bool, **inputs):
     there.  ``inputs`` are the validated (finite) (N, n) arrays the result came from."""
     results = result if isinstance(result, tuple) else (result,)
     for part in results:
-        if not np.isfinite(part.sum()) and not np.isfinite(part).all():
+        if not all_finite(part):
             raise _overflow(what, part, model, single, inputs)
     return result
 

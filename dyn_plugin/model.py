@@ -13,6 +13,7 @@ All per-joint data are numpy arrays indexed by joint, made read-only.  Validity 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import warnings
 from typing import Optional
 
@@ -166,24 +167,26 @@ class RobotModel:
         """Length of a velocity, acceleration or τ: the independent joints, 6 more with a floating base."""
         return len(self.velocity_names)
 
-    @property
+    @functools.cached_property
     def independent_indices(self) -> np.ndarray:
         """Joint indices (int array) of the joints that are coordinates: all but the mimic joints."""
         following = {relation.joint for relation in self.mimic}
-        return np.array([i for i, name in enumerate(self.joint_names) if name not in following], dtype=int)
+        indices = np.array([i for i, name in enumerate(self.joint_names) if name not in following], dtype=int)
+        indices.setflags(write=False)                 # cached: the model never changes
+        return indices
 
-    @property
+    @functools.cached_property
     def independent_joints(self) -> tuple:
         """Names of the joints that are coordinates (:attr:`independent_indices`)."""
         return tuple(self.joint_names[i] for i in self.independent_indices)
 
-    @property
+    @functools.cached_property
     def configuration_names(self) -> tuple:
         """Names of q's entries (nq): the independent joints, after the base's 7 with a floating base."""
         base = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
         return (base if self.floating_base else ()) + self.independent_joints
 
-    @property
+    @functools.cached_property
     def velocity_names(self) -> tuple:
         """Names of q̇'s, q̈'s and τ's entries (nv): the independent joints, after the base's 6 with a floating base."""
         base = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")

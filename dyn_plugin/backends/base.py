@@ -31,7 +31,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..arrays import _overflow, as_batch, batch_args, check_finite, state_args  # noqa: F401 (as_batch, check_finite: re-exported)
+from ..arrays import _overflow, all_finite, as_batch, batch_args, check_finite, state_args  # noqa: F401 (as_batch, check_finite: re-exported)
 
 __all__ = ["Backend", "CAPABILITIES", "KINDS", "SINGULAR", "as_batch", "batch_args", "check_finite"]
 from .. import floating, frames
@@ -119,11 +119,9 @@ class Backend:
         else:
             with using_workers(self.workers):
                 result = method(*args)
-        # A NaN never leaves the library as an answer.  The sum is NaN or inf whenever an entry
-        # is (and cheaper than isfinite().all() on big batches); a finite result whose sum
-        # overflows is told apart by the exact test.
+        # A NaN never leaves the library as an answer.
         for part in result if isinstance(result, tuple) else (result,):
-            if not np.isfinite(part.sum()) and not np.isfinite(part).all():
+            if not all_finite(part):
                 what = getattr(method, "__name__", "").replace("_batch_", "") or "result"
                 raise _overflow(what, part, self.model, single, dict(zip(arrays, args)))
         if isinstance(result, tuple):
@@ -290,7 +288,7 @@ class Backend:
         if self.model.floating_base:
             args[0] = floating.unit_quaternions(args[0])
         result = getattr(self, f"_batch_{what}")(*args, frame, **options)
-        if not np.isfinite(result.sum()) and not np.isfinite(result).all():
+        if not all_finite(result):
             state = int(np.argwhere(~np.isfinite(result))[0][0])
             raise NumericalError(f"{what} of frame {frame!r} of robot {self.model.name!r} overflowed"
                                  + ("" if single else f" at state {state}") + " although every input is finite "

@@ -178,6 +178,28 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
             pass
         return Backend.bias_forces(self, q, qd)
 
+    def inverse_dynamics_derivatives(self, q, qd, qdd):
+        if self.compiled:
+            dq, dv = _empty(self._square), _empty(self._square)
+            try:
+                if q.ndim == qd.ndim == qdd.ndim == 1 and q.dtype is qd.dtype is qdd.dtype is _F64 \
+                        and self._fast.derivative_entry_points[0](self._packed, q, qd, qdd, dq, dv) == 0:
+                    return dq, dv
+            except (AttributeError, TypeError):
+                pass
+        return Backend.inverse_dynamics_derivatives(self, q, qd, qdd)
+
+    def forward_dynamics_derivatives(self, q, qd, tau):
+        if self.compiled:
+            dq, dv, minv = _empty(self._square), _empty(self._square), _empty(self._square)
+            try:
+                if q.ndim == qd.ndim == tau.ndim == 1 and q.dtype is qd.dtype is tau.dtype is _F64 \
+                        and self._fast.derivative_entry_points[1](self._packed, q, qd, tau, dq, dv, minv) == 0:
+                    return dq, dv, minv
+            except (AttributeError, TypeError):
+                pass
+        return Backend.forward_dynamics_derivatives(self, q, qd, tau)
+
     def _batch_inverse_dynamics(self, q, qd, qdd):
         if self.compiled:
             return self._fast.inverse_dynamics(q, qd, qdd)

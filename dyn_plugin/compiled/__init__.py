@@ -82,6 +82,14 @@ class CompiledDynamics:
                                          checks_result=True)
         self.entry_points = SingleStateKernels(*(kernels.entry_point(name) for name in _SINGLE), checks_result=True)
 
+    @functools.cached_property
+    def derivative_entry_points(self) -> tuple:
+        """The one-state derivative kernels past numba's dispatcher (as ``entry_points``):
+        ``(inverse(packed, q, qd, qdd, dq, dv), forward(packed, q, qd, tau, dq, dv, minv))``
+        -> status, compiled on first use."""
+        return tuple(kernels.entry_point(name, derivatives.SIGNATURES)
+                     for name in ("inverse_dynamics_derivatives", "forward_dynamics_derivatives"))
+
     # -- batches ---------------------------------------------------------------------------
 
     def torques(self, q, qd, qdd, terms=Terms.ALL):

@@ -38,10 +38,10 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .kernels import (_OPTIONS, ARMATURE, CHUNK, INERTIA, KIND, MASS, MOMENT, P_ROW, PARENT, R_ROW, ROWS,
+from .kernels import (_MATRIX, _MODEL, _OPTIONS, _VECTOR, ARMATURE, OK, CHUNK, INERTIA, KIND, MASS, MOMENT, P_ROW, PARENT, R_ROW, ROWS,
                       TERM_ALL, W_ACC, W_ALPHA, W_FORCE, W_MOMENT, W_OMEGA, _aba_state, _accumulate, _add,
                       _col, _crba_state, _cross, _mat_t_vec, _mat_vec, _packed_mat_vec, _put, _row, _scale,
-                      _scratch, _serial_and_parallel, _rnea_state)
+                      _finite_result, _one, _scratch, _serial_and_parallel, _rnea_state, _status)
 
 KERNELS_LAYOUT = (ROWS, R_ROW, P_ROW, W_OMEGA, W_ALPHA, W_ACC, W_FORCE, W_MOMENT, ARMATURE)   # see the docstring
 if KERNELS_LAYOUT != (27, 0, 3, 4, 5, 6, 7, 8, 36):
@@ -264,3 +264,55 @@ def _forward_dynamics_derivatives_batch(P, Q, QD, TAU, QDD, DQ, DV, MINV):
 
 
 forward_dynamics_derivatives_batch = _serial_and_parallel(_forward_dynamics_derivatives_batch)
+
+
+# -- one state: arguments and result checked in the kernel (kernels.single, kernels.entry_point) --
+
+@_jit
+def _finite_matrices(n, *matrices):
+    status = OK
+    for X in matrices:
+        for i in range(n):
+            status |= _finite_result(X[i])
+    return status
+
+
+@_jit
+def _square(n, *matrices):
+    for X in matrices:
+        if X.shape[0] != n or X.shape[1] != n:
+            return False
+    return True
+
+
+def inverse_dynamics_derivatives_single(P, q, qd, qdd, DQ, DV):
+    """∂τ/∂q, ∂τ/∂q̇ (n, n) of one state into DQ, DV; returns a status (kernels.OK = 0)."""
+    n = P.shape[0] - 1
+    status = _status(n, q, qd, qdd)
+    if status == OK and _square(n, DQ, DV):
+        _inverse_dynamics_derivatives_rows(P, _one(q), _one(qd), _one(qdd), DQ[None], DV[None])
+        status = _finite_matrices(n, DQ, DV)
+    return status
+
+
+def forward_dynamics_derivatives_single(P, q, qd, tau, DQ, DV, MINV):
+    """∂q̈/∂q, ∂q̈/∂q̇, M⁻¹ (n, n) of one state into DQ, DV, MINV; returns a status (a mass
+    matrix that is not positive definite: NOT_FINITE_RESULT)."""
+    n = P.shape[0] - 1
+    status = _status(n, q, qd, tau)
+    if status == OK and _square(n, DQ, DV, MINV):
+        qdd = np.empty(n)
+        _forward_dynamics_derivatives_rows(P, _one(q), _one(qd), _one(tau), _one(qdd), DQ[None], DV[None],
+                                           MINV[None])
+        status = _finite_matrices(n, DQ, DV, MINV)
+    return status
+
+
+SIGNATURES = {
+    "inverse_dynamics_derivatives": (inverse_dynamics_derivatives_single,
+                                     f"int64({_MODEL}, {_VECTOR}, {_VECTOR}, {_VECTOR}, {_MATRIX}, {_MATRIX})"),
+    "forward_dynamics_derivatives": (forward_dynamics_derivatives_single,
+                                     f"int64({_MODEL}, {_VECTOR}, {_VECTOR}, {_VECTOR}, {_MATRIX}, {_MATRIX}, "
+                                     f"{_MATRIX})"),
+}
+"""The typed one-state kernels of this module, for :func:`.kernels.single` / :func:`.kernels.entry_point`."""

@@ -821,17 +821,20 @@ _SIGNATURES = {
 }
 
 
+def single(name: str, signatures: dict = _SIGNATURES):
+    """The single-state kernel ``name`` of ``signatures`` (name -> (function, signature);
+    this module's by default), compiled for exactly its signature on first use (not at
+    import).  Any other argument type (a list, an int or strided array, a batch) raises
+    TypeError in numba's C dispatcher instead of compiling a new specialisation."""
+    return _typed(*signatures[name])
+
+
 @functools.lru_cache(maxsize=None)
-def single(name: str):
-    """The single-state kernel ``name``, compiled for exactly its signature on first use
-    (not at import).  Any other argument type (a list, an int or strided array, a batch)
-    raises TypeError in numba's C dispatcher instead of compiling a new specialisation."""
-    py_func, signature = _SIGNATURES[name]
+def _typed(py_func, signature: str):
     return nb.njit(signature, **_SINGLE_OPTIONS)(py_func)
 
 
-@functools.lru_cache(maxsize=None)
-def entry_point(name: str):
+def entry_point(name: str, signatures: dict = _SIGNATURES):
     """The single-state kernel ``name`` without numba's dispatcher, which spends ~40 ns per
     argument typing it (0.2 µs of a 0.7 µs call): its compiled entry point, which converts the
     arguments as their declared types unchecked.  The caller must pass numpy float64
@@ -839,7 +842,12 @@ def entry_point(name: str):
     converted array, another dtype of 8 bytes would be read as float64); anything else that
     is not a numpy array raises TypeError; a wrong length, entries not adjacent, or not
     finite, give a status.  Should numba's internals change, the dispatcher itself."""
-    kernel = single(name)
+    return _entry_point(*signatures[name])
+
+
+@functools.lru_cache(maxsize=None)
+def _entry_point(py_func, signature: str):
+    kernel = _typed(py_func, signature)
     try:
         (compiled,) = kernel.overloads.values()
         return compiled.entry_point
