@@ -46,9 +46,9 @@ def test_json_has_every_figure_and_the_environment(puma_result, tmp_path):
             expected |= {(op, "pybullet", N) for N in (1, 10)}
     results = doc["results"]
     assert {(r["op"], r["backend"], r["N"]) for r in results} == expected and len(results) == len(expected)
-    assert {(u["op"], u["backend"]) for u in doc["unavailable"]} == {("M", "pinocchio_parallel"),
-                                                                      ("bias", "pinocchio_parallel"),
-                                                                      ("FD", "pybullet")}
+    assert {(u["op"], u["backend"]) for u in doc["unavailable"]} == {
+        ("M", "pinocchio_parallel"), ("bias", "pinocchio_parallel"), ("FD", "pybullet"),
+        ("dID", "pinocchio_parallel"), ("dFD", "pinocchio_parallel"), ("dID", "pybullet"), ("dFD", "pybullet")}
     for r in results:
         assert r["robot"] == "puma560" and r["call"]
         assert len(r["repeats_us"]) == 2 and all(t > 0 for t in r["repeats_us"])
@@ -83,7 +83,7 @@ def test_targets_come_from_the_measured_ratios(puma_result):
     targets = puma_result.targets()
     assert {t["N"] for t in targets} == {1}
     rigid = [t for t in targets if t["backend"] == "newton_euler"]
-    assert [t["op"] for t in rigid] == ["ID", "FD", "M"]
+    assert [t["op"] for t in rigid] == ["ID", "FD", "M", "dID", "dFD"]
     for t in rigid:
         m = figures[(t["op"], "newton_euler", 1)]
         assert t["value"] == pytest.approx(m.ratio) and t["relation"] == "<="

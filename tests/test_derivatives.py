@@ -15,6 +15,7 @@ relative errors of single small entries say nothing; measured: ≤ 2e-13 relativ
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -25,6 +26,7 @@ pin = pytest.importorskip("pinocchio")
 import dyn_plugin as dp  # noqa: E402
 from dyn_plugin import floating  # noqa: E402
 from dyn_plugin.errors import BackendError, InputError, ModelError  # noqa: E402
+from dyn_plugin.sampling import random_states  # noqa: E402
 from test_external import CASES, case_of  # noqa: E402
 from test_mimic import MIMIC_URDF  # noqa: E402
 from test_silent_numbers import joint, link, robot  # noqa: E402
@@ -89,10 +91,10 @@ def test_derivatives_equal_pinocchios(label, name):
         assert_matrices_close(mine, ref, f"{name} {what}")
 
 
-def central_differences(function, model, q, qd, x):
+def central_differences(function, model, q, qd, x, rate_step=1e-3):
     """(∂f/∂q, ∂f/∂q̇) (nv, nv) of f(q, q̇, x) at one state by the five-point central
-    difference (error O(h⁴) + O(ε/h)) with h_j = 1e-3 · max(1, |q̇_j|) (1e-3 for q, moved
-    along floating.integrate)."""
+    difference (error O(h⁴) + O(ε/h)) with h_j = rate_step · max(1, |q̇_j|) for q̇ (1e-3
+    for q, moved along floating.integrate)."""
     nv = len(qd)
     dq, dv = np.empty((nv, nv)), np.empty((nv, nv))
 
@@ -101,7 +103,7 @@ def central_differences(function, model, q, qd, x):
 
     for j in range(nv):
         e = np.eye(nv)[j]
-        dv[:, j] = stencil(lambda t: function(q, qd + t * e, x), 1e-3 * max(1.0, abs(qd[j])))
+        dv[:, j] = stencil(lambda t: function(q, qd + t * e, x), rate_step * max(1.0, abs(qd[j])))
         dq[:, j] = stencil(lambda t: function(floating.integrate(model, q[None], t * e[None])[0], qd, x), 1e-3)
     return dq, dv
 
@@ -130,7 +132,7 @@ def test_derivatives_equal_central_differences_of_our_own_dynamics(label):
 def test_mimic_joints_against_central_differences(floating_base):
     model = dp.load_urdf_string(MIMIC_URDF, mimic=True, floating_base=floating_base)
     be = dp.get_backend("newton_euler", model)
-    s = dp.sampling.random_states(model, 2, seed=5)
+    s = random_states(model, 2, seed=5)
     ref_q, ref_v = central_differences(be.inverse_dynamics, model, s.q[0], s.qd[0], s.qdd[0])
     dq, dv = be.inverse_dynamics_derivatives(s.q[0], s.qd[0], s.qdd[0])
     assert_matrices_close(dq, ref_q, "mimic ∂τ/∂q", 1e-8)
@@ -145,7 +147,7 @@ def test_mimic_joints_against_central_differences(floating_base):
 def test_batches_are_the_single_states_and_independent_of_the_workers():
     case = case_of("tree7")
     model = case.model
-    s = dp.sampling.random_states(model, 2100, seed=3)          # above PARALLEL_FROM: the parallel loop
+    s = random_states(model, 2100, seed=3)          # above PARALLEL_FROM: the parallel loop
     one = dp.get_backend("newton_euler", model, workers=1)
     two = dp.get_backend("newton_euler", model, workers=2)
     for method, args in (("inverse_dynamics_derivatives", (s.q, s.qd, s.qdd)),
@@ -178,3 +180,69 @@ def test_forward_dynamics_derivatives_name_a_joint_moving_nothing(name):
     for q in (np.zeros(2), np.zeros((3, 2))):
         with pytest.raises(ModelError, match="singular.*joints moving no mass or inertia: 'j2'"):
             be.forward_dynamics_derivatives(q, np.zeros_like(q), np.ones_like(q))
+
+
+# -- friction: the chain rule through Dhanaraj's input torque ---------------------------------
+
+def _moving_states(model, count, seed, slowest=0.2):
+    """Random states whose joint rates are all at least ``slowest`` (rad/s or m/s) from 0,
+    so that sharp dry friction is differentiable and the differences do not cross q̇ = 0."""
+    s = random_states(model, count, seed=seed)
+    return dataclasses.replace(s, qd=np.where(np.abs(s.qd) < slowest, np.copysign(slowest, s.qd), s.qd))
+
+
+def _friction_backend(profile, smoothing, rigid="newton_euler"):
+    model = dp.load_robot("puma560")
+    be = dp.get_backend("newton_euler_friction", model, profile=profile)
+    friction = be.friction.with_smoothing(smoothing) if smoothing else be.friction
+    return dp.get_backend("newton_euler_friction", model, friction=friction, rigid=rigid)
+
+
+@pytest.mark.parametrize("profile, smoothing", [("corke", 0.0), ("dhanaraj", 0.0), ("dhanaraj", 0.5)])
+def test_friction_derivatives_equal_central_differences(profile, smoothing):
+    """Viscous + asymmetric Coulomb (corke); bearings from the joint wrenches, transmission
+    efficiency and breakaway, link armature (dhanaraj, the thesis's Table 3.4), sharp and
+    smoothed: ∂τ_in and ∂q̈ against the five-point differences of our own τ_in and q̈."""
+    be = _friction_backend(profile, smoothing)
+    s = _moving_states(be.model, 2, seed=8)
+    for k in range(2):
+        q, qd = s.q[k], s.qd[k]
+        ref_q, ref_v = central_differences(be.inverse_dynamics, be.model, q, qd, s.qdd[k], rate_step=1e-4)
+        dq, dv = be.inverse_dynamics_derivatives(q, qd, s.qdd[k])
+        assert_matrices_close(dq, ref_q, f"{profile} ∂τ/∂q", 1e-8)
+        assert_matrices_close(dv, ref_v, f"{profile} ∂τ/∂q̇", 1e-8)
+        ref_q, ref_v = central_differences(be.forward_dynamics, be.model, q, qd, s.tau[k], rate_step=1e-4)
+        fq, fv, _ = be.forward_dynamics_derivatives(q, qd, s.tau[k])
+        assert_matrices_close(fq, ref_q, f"{profile} ∂q̈/∂q", 1e-8)
+        assert_matrices_close(fv, ref_v, f"{profile} ∂q̈/∂q̇", 1e-8)
+
+
+def test_friction_derivatives_do_not_depend_on_the_rigid_backend():
+    """The same friction on pinocchio's derivatives (rigid="pinocchio") and on ours."""
+    ours, theirs = _friction_backend("dhanaraj", 0.0), _friction_backend("dhanaraj", 0.0, rigid="pinocchio")
+    s = _moving_states(ours.model, 3, seed=9)
+    for a, b in zip(ours.forward_dynamics_derivatives(s.q, s.qd, s.tau),
+                    theirs.forward_dynamics_derivatives(s.q, s.qd, s.tau)):
+        assert_matrices_close(a, b, "friction on ours vs on pinocchio")
+
+
+def test_friction_on_a_floating_base():
+    case = case_of("tree5-floating")
+    friction = dp.FrictionModel.create(case.model.n, viscous=0.7, coulomb=1.5, smoothing=0.3)
+    be = dp.get_backend("newton_euler_friction", case.model, friction=friction)
+    s = case.states
+    ref_q, ref_v = central_differences(be.inverse_dynamics, case.model, s.q[0], s.qd[0], s.qdd[0], rate_step=1e-4)
+    dq, dv = be.inverse_dynamics_derivatives(s.q[0], s.qd[0], s.qdd[0])
+    assert_matrices_close(dq, ref_q, "floating friction ∂τ/∂q", 1e-8)
+    assert_matrices_close(dv, ref_v, "floating friction ∂τ/∂q̇", 1e-8)
+
+
+def test_sharp_dry_friction_at_rest_has_no_derivative():
+    be = _friction_backend("corke", 0.0)
+    s = _moving_states(be.model, 1, seed=10)
+    qd = s.qd[0].copy()
+    qd[2] = 0.0
+    with pytest.raises(InputError, match="joint3.*smoothing > 0"):
+        be.inverse_dynamics_derivatives(s.q[0], qd, s.qdd[0])
+    with pytest.raises(InputError, match="joint3.*smoothing > 0"):
+        be.forward_dynamics_derivatives(s.q[0], qd, s.tau[0])

@@ -350,17 +350,18 @@ class Backend:
         (the armature's a q̈ depends on neither)."""
         return self._rigid_kernels.inverse_dynamics_derivatives(q, qd, qdd)
 
-    def _batch_forward_dynamics_derivatives(self, q, qd, tau):
-        """(∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ) from this backend's forward dynamics, inverse-dynamics
-        derivatives and ∂τ/∂q̈ (:meth:`_batch_acceleration_jacobian`)."""
-        qdd = self._batch_forward_dynamics(q, qd, tau)
-        dq, dv = self._batch_inverse_dynamics_derivatives(q, qd, qdd)
-        inverse = np.linalg.inv(self._batch_acceleration_jacobian(q, qd, qdd))
-        return -inverse @ dq, -inverse @ dv, inverse
+    def _batch_inverse_dynamics_jacobians(self, q, qd, qdd):
+        """(∂τ/∂q, ∂τ/∂q̇, ∂τ/∂q̈) (N, n, n); ∂τ/∂q̈ is the mass matrix for rigid bodies
+        (with their armature)."""
+        return (*self._batch_inverse_dynamics_derivatives(q, qd, qdd), self._batch_mass_matrix(q))
 
-    def _batch_acceleration_jacobian(self, q, qd, qdd):
-        """∂τ/∂q̈ (N, n, n): the mass matrix for rigid bodies (with their armature)."""
-        return self._batch_mass_matrix(q)
+    def _batch_forward_dynamics_derivatives(self, q, qd, tau):
+        """(∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ) from this backend's forward dynamics and the Jacobians of
+        its inverse dynamics there (:meth:`_batch_inverse_dynamics_jacobians`)."""
+        qdd = self._batch_forward_dynamics(q, qd, tau)
+        dq, dv, da = self._batch_inverse_dynamics_jacobians(q, qd, qdd)
+        inverse = np.linalg.inv(da)
+        return -inverse @ dq, -inverse @ dv, inverse
 
     @functools.cached_property
     def _rigid_kernels(self):

@@ -133,23 +133,21 @@ class FloatingBaseBackend(Backend):
         q, qc = self._chain_state(q, qd)
         return self.chain.forward_dynamics(qc, qd, tau) - floating.acceleration_offset(self.model, q, qd)
 
-    def _batch_inverse_dynamics_derivatives(self, q, qd, qdd):
-        """The chain's derivatives at its state, its base columns replaced: the robot's τ,
-        in base-frame components, depends on the base pose only through gravity, Rᵀg in d
+    def _batch_inverse_dynamics_jacobians(self, q, qd, qdd):
+        """The chain's Jacobians at its state, its base columns replaced: the robot's τ, in
+        base-frame components, depends on the base pose only through gravity, Rᵀg in d
         (:func:`~dyn_plugin.floating.acceleration_offset_derivatives`); and v enters d too."""
         self.chain._require_derivatives()
         q, qc = self._chain_state(q, qd)
-        chain_qdd = qdd + floating.acceleration_offset(self.model, q, qd)
-        dq, dv = self.chain._batch_inverse_dynamics_derivatives(qc, qd, chain_qdd)
+        dq, dv, da = self.chain._batch_inverse_dynamics_jacobians(qc, qd, qdd + floating.acceleration_offset(
+            self.model, q, qd))
         dd_dq, dd_dv = floating.acceleration_offset_derivatives(self.model, q, qd)
-        A = self.chain._batch_acceleration_jacobian(qc, qd, chain_qdd)
         dq = dq.copy()
         dq[:, :, :floating.BASE_V] = 0.0          # the chain's base joints are not the base's coordinates
-        return dq + A @ dd_dq, dv + A @ dd_dv
+        return dq + da @ dd_dq, dv + da @ dd_dv, da
 
-    def _batch_acceleration_jacobian(self, q, qd, qdd):
-        q, qc = self._chain_state(q, qd)
-        return self.chain._batch_acceleration_jacobian(qc, qd, qdd + floating.acceleration_offset(self.model, q, qd))
+    def _batch_inverse_dynamics_derivatives(self, q, qd, qdd):
+        return self._batch_inverse_dynamics_jacobians(q, qd, qdd)[:2]
 
     def joint_wrenches(self, q, qd, qdd):
         """Force and moment (N, n + 1, 3) on the base (entry 0: what the free-flyer joint

@@ -174,7 +174,7 @@ class FrictionBackend(Backend):
     name = "friction"
     description = "a registered rigid-body backend + joint friction and armature"
     kind = "ours"
-    capabilities = frozenset({"friction", "stepping", "joint_wrenches"})
+    capabilities = frozenset({"friction", "stepping", "joint_wrenches", "derivatives"})
     default_rigid = "newton_euler"
 
     def __init__(self, model, friction=None, profile: Optional[str] = None, gravity=None,
@@ -400,6 +400,71 @@ class FrictionBackend(Backend):
     def _breakaway(self):
         transmission = self.friction.transmission
         return 0.0 if transmission is None else transmission.breakaway
+
+    # -- derivatives: the chain rule through _breakdown (dyn_plugin.friction.derivatives) ----
+
+    def _batch_inverse_dynamics_derivatives(self, q, qd, qdd):
+        return self._batch_inverse_dynamics_jacobians(q, qd, qdd)[:2]
+
+    def _batch_inverse_dynamics_jacobians(self, q, qd, qdd):
+        """(∂τ_in/∂q, ∂τ_in/∂q̇, ∂τ_in/∂q̈) of Dhanaraj's input torque (:meth:`_breakdown`)::
+
+            τ_out = τ_rigid + a q̈ + d |τ_f|(f, n),   τ_in = T(τ_out, d) + d τ_B + b(q̇)
+
+        with the joint wrenches' derivatives from the compiled recursion
+        (:mod:`dyn_plugin.compiled.derivatives`) and the laws' from
+        :mod:`dyn_plugin.friction.derivatives`, which refuse (InputError, naming the joint)
+        a state where a law has no derivative: sharp dry friction at q̇ = 0, a kink."""
+        from ..friction import derivatives as law_derivatives
+
+        self.rigid._require_derivatives()
+        friction, names = self.friction, self.model.joint_names
+        d = direction(qd, friction.smoothing)
+        dq, dv = _rigid(self.rigid, "inverse_dynamics_derivatives", q, qd, qdd)
+        jacobians = [dq, dv, self._batch_mass_matrix(q)]                    # of τ_out, so far
+        slope = np.zeros_like(qd)                   # ∂τ_out/∂d · ∂d/∂q̇: the diagonal of ∂/∂q̇ through d
+        if friction.bearing is not None:
+            rate = law_derivatives.direction_derivative(qd, friction.smoothing, joints=names)
+            bearing = self._bearing_jacobians(q, qd, qdd, d)
+            jacobians = [J + bearing[:, s] for s, J in enumerate(jacobians)]
+            slope = rate * friction.bearing.magnitude(*self._axis_wrenches(q, qd, qdd))
+        if friction.transmission is not None:
+            tau_out = self._rigid_torque(q, qd, qdd) + self._bearing(q, qd, qdd, d)
+            by_torque, by_direction = law_derivatives.transmission_partials(friction.transmission, tau_out, d,
+                                                                            joints=names)
+            jacobians = [by_torque[:, :, None] * J for J in jacobians]
+            slope = by_torque * slope + by_direction * law_derivatives.direction_derivative(
+                qd, friction.smoothing, joints=names)
+        slope = slope + law_derivatives.load_independent_torque_derivative(friction, qd, joints=names)
+        jacobians[1] = jacobians[1] + slope[:, :, None] * np.eye(self.model.n)
+        return tuple(jacobians)
+
+    def _axis_wrenches(self, q, qd, qdd):
+        """The joint force and moment (N, n, 3) each, in the axis frames (:meth:`_bearing`)."""
+        f, moment = self._loaded_wrenches(q, qd, qdd)
+        to_axis = self._axis_frames
+        return np.einsum("nji,Nnj->Nni", to_axis, f), np.einsum("nji,Nnj->Nni", to_axis, moment)
+
+    @functools.cached_property
+    def _wrench_kernels(self):
+        """The compiled recursion of the joint wrenches' model, for their derivatives."""
+        from ..compiled import CompiledDynamics
+
+        return CompiledDynamics(self._wrench_source.model)
+
+    def _bearing_jacobians(self, q, qd, qdd, d):
+        """d ∂|τ_f|/∂x (N, n, n) for x = q, q̇, q̈ at fixed d: the magnitude's gradient in the
+        joint wrenches, times their derivatives."""
+        from ..friction.derivatives import bearing_magnitude_gradient
+
+        force, moment = self._axis_wrenches(q, qd, qdd)
+        by_force, by_moment = bearing_magnitude_gradient(self.friction.bearing, force, moment, where=d != 0,
+                                                         joints=self.model.joint_names)
+        to_axis = self._axis_frames                      # gradients back to the joint frames
+        gradient = np.concatenate([np.einsum("nij,Nnj->Nni", to_axis, by_force),
+                                   np.einsum("nij,Nnj->Nni", to_axis, by_moment)], axis=-1)       # (N, n, 6)
+        wrenches = self._wrench_kernels.joint_wrench_derivatives(q, qd, qdd)     # (N, 3, j, i, 6)
+        return d[:, None, :, None] * np.einsum("Nsjia,Nia->Nsij", wrenches, gradient)
 
     # -- forward dynamics ------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ file that fails it is regenerated, a freshly generated one raises
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import os
@@ -273,17 +274,33 @@ class SymbolicBackend(SingleStateFastPath, Backend):
         """C-contiguous, writable float64 (numba's typed kernels refuse read-only arrays)."""
         return [np.require(a, np.float64, ("C", "W")) for a in arrays]
 
-    def _loop(self, function: str, shape: tuple, *arrays):
-        """A generated batch function of numba code without its entry point's checks (the
-        inputs were validated once, by Backend._run, which also refuses a result that is
-        not finite): blocks of chunks of SIMD lanes, in parallel threads for large batches."""
+    def _loop(self, function: str, shape: tuple, *arrays, module=None):
+        """A generated batch function of numba code (of ``module``, by default the τ code's)
+        without its entry point's checks (the inputs were validated once, by Backend._run,
+        which also refuses a result that is not finite): blocks of chunks of SIMD lanes, in
+        parallel threads for large batches."""
+        module = self._module if module is None else module
         if self.lang != "numba":
-            return getattr(self._module, function)(*arrays)
+            return getattr(module, function)(*arrays)
         arrays = self._prepare(*arrays)
         out = np.empty(shape)
-        run_blocks(getattr(self._module, f"_{function}_blocks"), len(out), self._module.LANES, *arrays,
-                   out.reshape(len(out), -1))
+        run_blocks(getattr(module, f"_{function}_blocks"), len(out), module.LANES, *arrays, out.reshape(len(out), -1))
         return out
+
+    @functools.cached_property
+    def derivative_code(self):
+        """The generated ∂τ/∂q, ∂τ/∂q̇ of this model (:mod:`dyn_plugin.symbolic.derivative_code`;
+        ``.counts``, ``.source``), generated (and for numba compiled) on first use."""
+        from ..symbolic.derivative_code import derivative_code
+
+        return derivative_code(self.model, self.lang)
+
+    def _batch_inverse_dynamics_derivatives(self, q, qd, qdd):
+        from ..symbolic.derivative_code import STACKED
+
+        n = self.model.n
+        D = self._loop(STACKED, (len(q), 2, n, n), q, qd, qdd, module=self.derivative_code.module)
+        return D[:, 0], D[:, 1]
 
     def _batch_inverse_dynamics(self, q, qd, qdd):
         return self._loop("inverse_dynamics", q.shape, q, qd, qdd)

@@ -154,6 +154,14 @@ class CompiledDynamics:
         for_size(derivatives.inverse_dynamics_derivatives_batch, len(q))(self.packed, q, qd, qdd, dq, dv)
         return dq, dv
 
+    def joint_wrench_derivatives(self, q, qd, qdd):
+        """∂(f, n)/∂(q, q̇, q̈) of :meth:`joint_wrenches`: (N, 3, n, n, 6), ``[k, s, j, i]`` the
+        force (0:3) and moment (3:6) of joint i along x_j, x = q, q̇, q̈ for s = 0, 1, 2."""
+        q, qd, qdd = contiguous(q, qd, qdd)
+        out = np.empty((len(q), 3, self.n, self.n, 6))
+        for_size(derivatives.joint_wrench_derivatives_batch, len(q))(self.packed, q, qd, qdd, out)
+        return out
+
     def forward_dynamics_derivatives(self, q, qd, tau):
         """(∂q̈/∂q, ∂q̈/∂q̇, M⁻¹), each (N, n, n), armature included; a state whose M is not
         positive definite has NaN in its M⁻¹."""

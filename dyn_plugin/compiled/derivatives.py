@@ -38,7 +38,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .kernels import (_MATRIX, _MODEL, _OPTIONS, _VECTOR, ARMATURE, OK, CHUNK, INERTIA, KIND, MASS, MOMENT, P_ROW, PARENT, R_ROW, ROWS,
+from .kernels import (_MATRIX, _MODEL, _OPTIONS, _VECTOR, ARMATURE, OK, CHUNK, FRAME, INERTIA, KIND, MASS, MOMENT, P_ROW, PARENT, R_ROW, ROWS,
                       TERM_ALL, W_ACC, W_ALPHA, W_FORCE, W_MOMENT, W_OMEGA, _aba_state, _accumulate, _add,
                       _col, _crba_state, _cross, _mat_t_vec, _mat_vec, _packed_mat_vec, _put, _row, _scale,
                       _finite_result, _one, _scratch, _serial_and_parallel, _rnea_state, _status)
@@ -51,6 +51,7 @@ if KERNELS_LAYOUT != (27, 0, 3, 4, 5, 6, 7, 8, 36):
 # rows of the scratch W for the tangents (the nominal pass keeps rows 0-8)
 T_OMEGA, T_ALPHA, T_ACC, T_FORCE, T_MOMENT = 9, 10, 11, 12, 13
 T_MARK = 14                   # W[i, T_MARK, 0] = 1.0 when link i's tangent may be non-zero
+POSITION, VELOCITY, ACCELERATION = 0, 1, 2      # what a direction seeds: ∂/∂q_j, ∂/∂q̇_j, ∂/∂q̈_j
 
 _jit = nb.njit(**_OPTIONS)
 _inline = nb.njit(inline="always", **_OPTIONS)
@@ -69,12 +70,15 @@ def _z_cross(x):
 
 
 @_inline
-def _seed(P, QD, k, i, velocity, W):
-    """Tangents (dω, dω̇, dv̇) of link i, the seeded joint, for ∂/∂q_i or ∂/∂q̇_i."""
+def _seed(P, QD, k, i, seed, W):
+    """Tangents (dω, dω̇, dv̇) of link i, the seeded joint, for ∂/∂q_i, ∂/∂q̇_i or ∂/∂q̈_i
+    (``seed``: POSITION, VELOCITY or ACCELERATION)."""
     revolute = P[i, KIND] == 0.0
     w = _row(W, i, W_OMEGA)
     zero = (0.0, 0.0, 0.0)
-    if velocity:
+    if seed == ACCELERATION:                         # Fu 3.3-51 (revolute), 3.3-52 (prismatic): + ẑ q̈
+        return (zero, (0.0, 0.0, 1.0), zero) if revolute else (zero, zero, (0.0, 0.0, 1.0))
+    if seed == VELOCITY:
         if revolute:
             return (0.0, 0.0, 1.0), _turn(w), zero
         return zero, zero, _scale(2.0, _turn(w))
@@ -119,9 +123,9 @@ def _link_wrench_tangent(P, i, W, dw, dwd, dvd):
 
 
 @_inline
-def _direction(P, QD, k, j, velocity, W, OUT):
-    """∂τ/∂q_j (velocity False) or ∂τ/∂q̇_j into column j of OUT[k]; W holds the nominal
-    pass of ``_rnea_state`` (rows 0-8, kept)."""
+def _direction(P, QD, k, j, seed, W):
+    """The tangents of the joint wrenches (rows T_FORCE, T_MOMENT of every link) along ∂/∂q_j,
+    ∂/∂q̇_j or ∂/∂q̈_j (``seed``); W holds the nominal pass of ``_rnea_state`` (rows 0-8, kept)."""
     n = P.shape[0] - 1
     zero = (0.0, 0.0, 0.0)
     for i in range(n):
@@ -130,7 +134,7 @@ def _direction(P, QD, k, j, velocity, W, OUT):
         _put(W, i, T_MOMENT, zero)
     for i in range(j, n):                            # forward: j's subtree (parents come first)
         if i == j:
-            dw, dwd, dvd = _seed(P, QD, k, i, velocity, W)
+            dw, dwd, dvd = _seed(P, QD, k, i, seed, W)
         elif int(P[i, PARENT]) >= j and W[int(P[i, PARENT]), T_MARK, 0] != 0.0:
             dw, dwd, dvd = _carry(P, QD, k, i, W)
         else:
@@ -142,7 +146,7 @@ def _direction(P, QD, k, j, velocity, W, OUT):
         dF, dN = _link_wrench_tangent(P, i, W, dw, dwd, dvd)
         _put(W, i, T_FORCE, dF)
         _put(W, i, T_MOMENT, dN)
-    turning = not velocity and P[j, KIND] == 0.0
+    turning = seed == POSITION and P[j, KIND] == 0.0
     for i in range(n - 1, -1, -1):                   # backward: Fu 3.3-56, 3.3-57 differentiated
         if W[i, T_MARK, 0] != 0.0:
             parent = int(P[i, PARENT])
@@ -153,12 +157,18 @@ def _direction(P, QD, k, j, velocity, W, OUT):
                     df, dn = _add(df, _z_cross(f)), _add(dn, _z_cross(moment))
                 Rdf = _mat_vec(W, i, R_ROW, df)
                 dmoment = _add(_mat_vec(W, i, R_ROW, dn), _cross(_row(W, i, P_ROW), Rdf))
-                if i == j and not velocity and P[j, KIND] != 0.0:    # ∂p = R ẑ
+                if i == j and seed == POSITION and P[j, KIND] != 0.0:    # ∂p = R ẑ
                     slide = (W[i, R_ROW, 2], W[i, R_ROW + 1, 2], W[i, R_ROW + 2, 2])
                     dmoment = _add(dmoment, _cross(slide, _mat_vec(W, i, R_ROW, f)))
                 _accumulate(W, parent, T_FORCE, Rdf)
                 _accumulate(W, parent, T_MOMENT, dmoment)
                 W[parent, T_MARK, 0] = 1.0
+
+
+@_inline
+def _torque_column(P, W, k, j, OUT):
+    """Column j of OUT[k]: the tangents of τ, the joint wrenches along the axes."""
+    for i in range(P.shape[0] - 1):
         OUT[k, i, j] = W[i, T_MOMENT, 2] if P[i, KIND] == 0.0 else W[i, T_FORCE, 2]
 
 
@@ -168,8 +178,10 @@ def _id_derivatives_state(P, Q, QD, QDD, k, W, DQ, DV):
     n = P.shape[0] - 1
     _rnea_state(P, Q, QD, QDD, k, TERM_ALL, W)
     for j in range(n):
-        _direction(P, QD, k, j, False, W, DQ)
-        _direction(P, QD, k, j, True, W, DV)
+        _direction(P, QD, k, j, POSITION, W)
+        _torque_column(P, W, k, j, DQ)
+        _direction(P, QD, k, j, VELOCITY, W)
+        _torque_column(P, W, k, j, DV)
 
 
 @_jit
@@ -188,6 +200,35 @@ def _inverse_dynamics_derivatives_batch(P, Q, QD, QDD, DQ, DV):
 
 
 inverse_dynamics_derivatives_batch = _serial_and_parallel(_inverse_dynamics_derivatives_batch)
+
+
+@_jit
+def _joint_wrench_derivatives_rows(P, Q, QD, QDD, DW):
+    """DW (rows, 3, n, n, 6): ``[k, s, j, i]`` = ∂(f_i, n_i)/∂x_j of the joint wrenches (as
+    ``kernels._joint_wrenches_rows``: in joint i's URDF frame), x = q, q̇, q̈ for s = 0, 1, 2."""
+    n = P.shape[0] - 1
+    W = _scratch(P)
+    for k in range(Q.shape[0]):
+        _rnea_state(P, Q, QD, QDD, k, TERM_ALL, W)
+        for s in range(3):
+            for j in range(n):
+                _direction(P, QD, k, j, s, W)
+                for i in range(n):
+                    f = _packed_mat_vec(P, i, FRAME, _row(W, i, T_FORCE))
+                    moment = _packed_mat_vec(P, i, FRAME, _row(W, i, T_MOMENT))
+                    for a in range(3):
+                        DW[k, s, j, i, a] = f[a]
+                        DW[k, s, j, i, 3 + a] = moment[a]
+
+
+def _joint_wrench_derivatives_batch(P, Q, QD, QDD, DW):
+    N = Q.shape[0]
+    for chunk in nb.prange((N + CHUNK - 1) // CHUNK):
+        rows = slice(chunk * CHUNK, min(N, (chunk + 1) * CHUNK))
+        _joint_wrench_derivatives_rows(P, Q[rows], QD[rows], QDD[rows], DW[rows])
+
+
+joint_wrench_derivatives_batch = _serial_and_parallel(_joint_wrench_derivatives_batch)
 
 
 # -- forward dynamics ------------------------------------------------------------------------

@@ -11,7 +11,9 @@ addition = 1 flop; the compiler contracts pairs into FMAs, which the peak counts
 * ``M``: ``codegen.generate(model, "python", mass_matrix=True).mass_matrix_counts`` likewise;
 * ``FD``: the bias and M in one program (they share the sines and cosines), plus τ − bias
   (n), the Cholesky factorisation (n³/3) and the two triangular solves (2n²), the usual
-  leading terms.
+  leading terms;
+* ``dID`` (∂τ/∂q, ∂τ/∂q̇): the generated derivative code's counts
+  (:mod:`dyn_plugin.symbolic.derivative_code`).
 
 Trigonometry: the batch code takes sin and cos of an angle together from
 :func:`dyn_plugin.compiled.lanes.sin_cos` (argument reduction in four parts, fdlibm's
@@ -78,6 +80,10 @@ def operation_flops(be) -> dict:
     out["FD"] = {"flops": _flops(fd) + solve, "counts": dict(fd, solve=solve),
                  "how": f"bias and M in one program: mult + add + {trig}; + τ − bias (n) + Cholesky (n³/3) + "
                         f"2 triangular solves (2n²) = {solve} for n = {n}"}
+    derivatives = be.derivative_code.counts if hasattr(be, "derivative_code") else None
+    if derivatives is not None:
+        out["dID"] = {"flops": _flops(derivatives), "counts": dict(derivatives),
+                      "how": f"(∂τ/∂q, ∂τ/∂q̇), forward mode over τ's expression graph: mult + add + {trig}"}
     return out
 
 

@@ -62,9 +62,17 @@ def _pin_arrays(pb, states) -> dict:
 
 
 def _rel(a, b) -> float:
-    """The largest of the validation's error measure, ``relative_errors(a, b)`` (0 when empty)."""
+    """The largest of the validation's error measure, ``relative_errors(a, b)`` (0 when empty);
+    tuples (derivatives) part by part."""
+    if isinstance(a, tuple):
+        return max(_rel(x, y) for x, y in zip(a, b))
     rel = relative_errors(a, b)
     return float(rel.max()) if rel.size else 0.0
+
+
+def _first(x):
+    """The first state of a result (of each part of a tuple)."""
+    return tuple(part[0] for part in x) if isinstance(x, tuple) else x[0]
 
 
 def check_pinocchio_parallel(model, count: int = 64, seed: int = 0, threads: Optional[int] = None) -> dict:
@@ -284,7 +292,7 @@ def _correctness(result, robot, backends, pin_be, ops, states) -> None:
         for op in ops:
             args = [getattr(states, a)[:k] for a in OP_ARGS[op]]
             fn = getattr(be, OUR_METHODS[op])
-            err = max(_rel(fn(*args), reference[op]), _rel(fn(*(a[0] for a in args)), reference[op][0]))
+            err = max(_rel(fn(*args), reference[op]), _rel(fn(*(a[0] for a in args)), _first(reference[op])))
             ok = err <= CHECK_RTOL
             result.checks.append({"robot": robot, "backend": name, "what": f"{op} vs pinocchio ({k} states, "
                                   "single and batch)", "max_rel": err, "rtol": CHECK_RTOL, "ok": ok})
@@ -435,7 +443,8 @@ class _RobotBench:
         """``p.calculateInverseDynamics(body, q, v, a)`` etc. on lists in pybullet's joint order."""
         if op not in PYBULLET_CALLS:
             if first:
-                self.unavailable(op, "pybullet", "pybullet has no forward-dynamics call (stepping is not comparable)")
+                self.unavailable(op, "pybullet", "pybullet has no call for it" + (" (stepping is not comparable)"
+                                                                                  if op == "FD" else ""))
             return
         argnames = OP_ARGS[op]
         extra = ["Z"] if op == "bias" else []  # bias: zero acceleration

@@ -39,6 +39,10 @@ TARGETS = (
     ("FD", "batch", 10.0),
     ("M", "single", 1.5),
     ("M", "batch", 10.0),
+    ("dID", "single", 2.0),      # issue #15: within 2× of pinocchio's derivatives for one state,
+    ("dID", "batch", 1.0),       # ahead of them in a batch
+    ("dFD", "single", 2.0),
+    ("dFD", "batch", 1.0),
 )
 # The generated backend at TARGET_BATCH states on all cores:
 GENERATED_BACKEND = "symbolic_numba"
