@@ -358,10 +358,11 @@ class Backend:
     def _batch_forward_dynamics_derivatives(self, q, qd, tau):
         """(∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ) from this backend's forward dynamics and the Jacobians of
         its inverse dynamics there (:meth:`_batch_inverse_dynamics_jacobians`)."""
+        from ..compiled import implicit_derivatives
+
         qdd = self._batch_forward_dynamics(q, qd, tau)
         dq, dv, da = self._batch_inverse_dynamics_jacobians(q, qd, qdd)
-        inverse = np.linalg.inv(da)
-        return -inverse @ dq, -inverse @ dv, inverse
+        return implicit_derivatives(da, dq, dv)
 
     @functools.cached_property
     def _rigid_kernels(self):

@@ -295,6 +295,16 @@ class SymbolicBackend(SingleStateFastPath, Backend):
 
         return derivative_code(self.model, self.lang)
 
+    def inverse_dynamics_derivatives(self, q, qd, qdd):
+        if self.lang == "numba" and getattr(q, "ndim", 0) == 1:      # one state: the typed generated function
+            dq, dv = np.empty(self._square), np.empty(self._square)
+            try:
+                if self.derivative_code.module.inverse_dynamics_derivatives_state(q, qd, qdd, dq, dv) == 0:
+                    return dq, dv
+            except TypeError:
+                pass
+        return super().inverse_dynamics_derivatives(q, qd, qdd)
+
     def _batch_inverse_dynamics_derivatives(self, q, qd, qdd):
         from ..symbolic.derivative_code import STACKED
 

@@ -31,7 +31,8 @@ from ..loops import for_size
 from . import derivatives, kernels
 from .layout import pack_model
 
-__all__ = ["CompiledDynamics", "NO_SINGLE_STATE_PATH", "SingleStateKernels", "pack_model", "shifted_spd_solve"]
+__all__ = ["CompiledDynamics", "NO_SINGLE_STATE_PATH", "SingleStateKernels", "implicit_derivatives", "pack_model",
+           "shifted_spd_solve"]
 
 
 def shifted_spd_solve(M, d, B):
@@ -42,6 +43,17 @@ def shifted_spd_solve(M, d, B):
     X = np.empty(B.shape)
     for_size(kernels.shifted_spd_solve_batch, len(B))(M, d, B, X)
     return X
+
+
+def implicit_derivatives(A, dq, dv):
+    """(−A⁻¹ dq, −A⁻¹ dv, A⁻¹), each (N, n, n), for A = ∂τ/∂q̈ (N, n, n) and the inverse
+    dynamics' dq = ∂τ/∂q, dv = ∂τ/∂q̇: the derivatives of forward dynamics (implicit
+    functions), by Gaussian elimination with partial pivoting per state (A need not be
+    symmetric); a singular A gives NaN in its A⁻¹."""
+    A, dq, dv = contiguous(A, dq, dv)
+    dq, dv, inverse = dq.copy(), dv.copy(), np.empty(A.shape)
+    for_size(derivatives.implicit_batch, len(A))(A, dq, dv, inverse)
+    return dq, dv, inverse
 
 
 class SingleStateKernels(NamedTuple):

@@ -234,66 +234,67 @@ joint_wrench_derivatives_batch = _serial_and_parallel(_joint_wrench_derivatives_
 # -- forward dynamics ------------------------------------------------------------------------
 
 @_jit
-def _cholesky(L):
-    """L (n, n) ← its Cholesky factor below the diagonal (M = L Lᵀ), 1/L_jj on the diagonal.
-    False when M is not positive definite (a pivot ≤ 0 or not finite)."""
-    n = L.shape[0]
+def _implicit(A, DQ, DV, MINV, X):
+    """DQ ← −A⁻¹ DQ, DV ← −A⁻¹ DV, MINV ← A⁻¹ for one state's ∂τ/∂q̈ = A (n, n; not written),
+    by Gaussian elimination with partial pivoting on X = [A | DQ | DV | 1] (n, 4n scratch):
+    A is M for rigid bodies, and not symmetric with load-dependent friction.  False (the
+    outputs unspecified) when a pivot is 0 or not finite: A is singular."""
+    n = A.shape[0]
+    for i in range(n):
+        for j in range(n):
+            X[i, j], X[i, n + j], X[i, 2 * n + j], X[i, 3 * n + j] = A[i, j], DQ[i, j], DV[i, j], 0.0
+        X[i, 3 * n + i] = 1.0
     for j in range(n):
-        d = L[j, j]
-        for m in range(j):
-            d -= L[j, m] * L[j, m]
-        if not d > 0.0:
-            return False
-        inverse = 1.0 / np.sqrt(d)
-        L[j, j] = inverse
+        pivot = j
         for i in range(j + 1, n):
-            s = L[i, j]
-            for m in range(j):
-                s -= L[i, m] * L[j, m]
-            L[i, j] = s * inverse
-    return True
-
-
-@_jit
-def _solve_in_place(L, X, scale):
-    """X (n, c) ← scale · M⁻¹ X, column by column, with M's factor from :func:`_cholesky`."""
-    n, columns = X.shape
-    for c in range(columns):
-        for i in range(n):                          # L y = x
-            s = X[i, c]
-            for m in range(i):
-                s -= L[i, m] * X[m, c]
-            X[i, c] = s * L[i, i]
-        for i in range(n - 1, -1, -1):              # Lᵀ x = y
-            s = X[i, c]
-            for m in range(i + 1, n):
-                s -= L[m, i] * X[m, c]
-            X[i, c] = s * L[i, i]
+            if abs(X[i, j]) > abs(X[pivot, j]):
+                pivot = i
+        if not abs(X[pivot, j]) > 0.0 or not np.isfinite(X[pivot, j]):
+            return False
+        if pivot != j:
+            for c in range(j, 4 * n):
+                X[j, c], X[pivot, c] = X[pivot, c], X[j, c]
+        inverse = 1.0 / X[j, j]
         for i in range(n):
-            X[i, c] *= scale
+            if i != j and X[i, j] != 0.0:
+                factor = X[i, j] * inverse
+                for c in range(j, 4 * n):
+                    X[i, c] -= factor * X[j, c]
+    for i in range(n):
+        inverse = 1.0 / X[i, i]
+        for j in range(n):
+            DQ[i, j] = -X[i, n + j] * inverse
+            DV[i, j] = -X[i, 2 * n + j] * inverse
+            MINV[i, j] = X[i, 3 * n + j] * inverse
+    return True
 
 
 @_jit
 def _forward_dynamics_derivatives_rows(P, Q, QD, TAU, QDD, DQ, DV, MINV):
     """q̈ and ∂q̈/∂q, ∂q̈/∂q̇, M⁻¹ (rows, n, n) of the states (rows) of Q, QD, TAU; a state
-    whose M is not positive definite gets NaN in MINV (the caller names the problem)."""
+    whose M is singular gets NaN in MINV (the caller names the problem)."""
     n = P.shape[0] - 1
     W = _scratch(P)
-    L = np.empty((n, n))
+    M, X = np.empty((1, n, n)), np.empty((n, 4 * n))
     for k in range(Q.shape[0]):
         _aba_state(P, Q, QD, TAU, QDD, k, W)
         _id_derivatives_state(P, Q, QD, QDD, k, W, DQ, DV)
-        _crba_state(P, Q, k, MINV, W)
-        for a in range(n):
-            for b in range(n):
-                L[a, b] = MINV[k, a, b]
-                MINV[k, a, b] = 1.0 if a == b else 0.0
-        if not _cholesky(L):
+        _crba_state(P, Q[k:k + 1], 0, M, W)
+        if not _implicit(M[0], DQ[k], DV[k], MINV[k], X):
             MINV[k, 0, 0] = np.nan
-            continue
-        _solve_in_place(L, DQ[k], -1.0)
-        _solve_in_place(L, DV[k], -1.0)
-        _solve_in_place(L, MINV[k], 1.0)
+
+
+def _implicit_batch(A, DQ, DV, MINV):
+    """:func:`_implicit` for every state: A, DQ, DV, MINV (N, n, n)."""
+    N, n = A.shape[0], A.shape[1]
+    for chunk in nb.prange((N + CHUNK - 1) // CHUNK):
+        X = np.empty((n, 4 * n))
+        for k in range(chunk * CHUNK, min(N, (chunk + 1) * CHUNK)):
+            if not _implicit(A[k], DQ[k], DV[k], MINV[k], X):
+                MINV[k, 0, 0] = np.nan
+
+
+implicit_batch = _serial_and_parallel(_implicit_batch)
 
 
 def _forward_dynamics_derivatives_batch(P, Q, QD, TAU, QDD, DQ, DV, MINV):

@@ -25,7 +25,9 @@ it needs included (not τ itself, which is not an output).
 
 Generated functions (``python`` and ``numba``): ``inverse_dynamics_derivatives(q, qd,
 qdd)`` → ``(dtau_dq, dtau_dqd)``, each (N, n, n) for inputs (N, n), (n, n) for one state
-(n,); ``inverse_dynamics_derivatives_stacked`` → D (N, 2, n, n).  ``c``:
+(n,); ``inverse_dynamics_derivatives_stacked`` → D (N, 2, n, n); numba also
+``inverse_dynamics_derivatives_state(q, qd, qdd, dq, dqd) -> status`` for one state, typed
+(the status codes of the τ code's ``*_state`` functions).  ``c``:
 ``void <ident>_inverse_dynamics_derivatives(const double *q, const double *qd, const
 double *qdd, double *D)`` with D the 2·n·n doubles of D (row-major), and ``..._batch(long
 N, ...)``.
@@ -42,13 +44,15 @@ from typing import Optional
 
 from .customise import prepare
 from .emit import (_AS_STATES, _IMPORT_INPUT_ERROR, LANGS, _counts_text, _emit_c, _emit_lanes_batch,
-                   _emit_lanes_body, _emit_numba_entry, _emit_python, _Printer, _trig_joints, c_identifier)
+                   _emit_lanes_body, _emit_numba_entry, _emit_numba_state, _emit_python, _Printer, _trig_joints,
+                   c_identifier)
 from .graph import Graph
 from .recursion import _id_program, _Program
 from .version import GENERATOR_VERSION, model_key
 
-DERIVATIVE_VERSION = "1"      # bump when the derivative code changes (part of its key)
+DERIVATIVE_VERSION = "2"      # bump when the derivative code changes (part of its key)
 STACKED = "inverse_dynamics_derivatives_stacked"
+STATE = "inverse_dynamics_derivatives_state"     # numba: one state, typed, (q, qd, qdd, dq, dqd) -> status
 
 
 # -- forward-mode differentiation over the DAG -----------------------------------------------
@@ -142,7 +146,10 @@ def _python_body(program, n) -> list:
 def _numba_body(program, n) -> list:
     printer = _Printer(program, "numba")
     args, results = ["q", "qd", "qdd"], [("D", 2 * n * n)]
-    return [_emit_lanes_body(printer, f"_{STACKED}_lanes", _flat(program.outputs, n), results, n),
+    state_outputs = [(("dtau_dq", "dtau_dqd")[k], (i, j), node) for _, (k, i, j), node in program.outputs]
+    return [_emit_numba_state(_Printer(program, "numba"), STATE, args, [("dtau_dq", 2), ("dtau_dqd", 2)],
+                              state_outputs, n),
+            _emit_lanes_body(printer, f"_{STACKED}_lanes", _flat(program.outputs, n), results, n),
             _emit_lanes_batch(STACKED, args, f"_{STACKED}_lanes", results, _trig_joints(printer, n), n),
             _emit_numba_entry(STACKED, args, "D", f"(q.shape[0], 2, {n}, {n})")]
 
@@ -155,8 +162,8 @@ def _c_body(program, model) -> list:
 
 
 _IMPORTS = {"python": ["import numpy as np", "", *_IMPORT_INPUT_ERROR],
-            "numba": ["import numpy as np", "from numba import njit", "",
-                      "from dyn_plugin.compiled.lanes import LANES, sin_cos_lanes",
+            "numba": ["import math", "import numpy as np", "from numba import njit", "",
+                      "from dyn_plugin.compiled.lanes import LANES, sin_cos, sin_cos_lanes",
                       "from dyn_plugin.errors import InputError", "from dyn_plugin.loops import run_blocks"]}
 
 

@@ -15,7 +15,7 @@ from ...loops import PARALLEL_FROM
 from .limits import TRIG_FLOPS
 from .operations import OP_DESCRIPTIONS, REFERENCE_KINDS
 from .results import BenchResult
-from .targets import (BATCH_TIME_TARGETS, EFFICIENCY_TARGET, FRICTION_LIMIT, GENERATED_BACKEND,
+from .targets import (BATCH_TIME_TARGETS, EFFICIENCY_TARGET, FRICTION_LIMIT, FRICTION_OPS, GENERATED_BACKEND,
                       PARALLEL_SPEEDUP_TARGETS, TARGET_BATCH, TARGET_ROBOT, all_cores_measured)
 
 __all__ = ["environment_line", "format_tables", "legend_lines", "plot_scaling", "print_report", "write_json"]
@@ -231,7 +231,8 @@ def legend_lines(result: BenchResult) -> list:
     lines.append(f"speed targets ({TARGET_ROBOT} only) judge two sizes: one state (N = 1: time ratio ≤ the "
                  f"limit) and a batch of {TARGET_BATCH:,} states (speed-up ≥ the limit); friction backends: "
                  f"time ≤ {FRICTION_LIMIT:g}× their frictionless counterpart's at those sizes (the worse one "
-                 "shown); other sizes are measured, not judged")
+                 f"shown) for {', '.join(FRICTION_OPS)}; other sizes and friction derivatives are measured, "
+                 "not judged")
     if any(m.backend == GENERATED_BACKEND and m.robot == TARGET_ROBOT for m in result.measurements):
         times = ", ".join(f"{op} ≤ {limit:g} ns" for op, limit in BATCH_TIME_TARGETS)
         speed = ", ".join(f"{op} ≥ {limit:g}×" for op, limit in PARALLEL_SPEEDUP_TARGETS)
