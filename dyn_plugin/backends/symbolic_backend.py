@@ -295,15 +295,41 @@ class SymbolicBackend(SingleStateFastPath, Backend):
 
         return derivative_code(self.model, self.lang)
 
+    @functools.cached_property
+    def _derivatives_state(self):
+        """The generated one-state derivatives (numba), typed: (q, qd, qdd, dq, dv) -> status."""
+        return self.derivative_code.module.inverse_dynamics_derivatives_state
+
+    @functools.cached_property
+    def _implicit_single(self):
+        """The compiled one-state (A, dq, dv, A⁻¹) -> status of :mod:`dyn_plugin.compiled.derivatives`."""
+        from ..compiled import kernels
+        from ..compiled.derivatives import SIGNATURES
+
+        return kernels.single("implicit", SIGNATURES)
+
     def inverse_dynamics_derivatives(self, q, qd, qdd):
         if self.lang == "numba" and getattr(q, "ndim", 0) == 1:      # one state: the typed generated function
             dq, dv = np.empty(self._square), np.empty(self._square)
             try:
-                if self.derivative_code.module.inverse_dynamics_derivatives_state(q, qd, qdd, dq, dv) == 0:
+                if self._derivatives_state(q, qd, qdd, dq, dv) == 0:
                     return dq, dv
             except TypeError:
                 pass
         return super().inverse_dynamics_derivatives(q, qd, qdd)
+
+    def forward_dynamics_derivatives(self, q, qd, tau):
+        if self.lang == "numba" and getattr(q, "ndim", 0) == 1:      # one state: typed functions throughout
+            qdd, M = np.empty(self._n), np.empty(self._square)
+            dq, dv, inverse = np.empty(self._square), np.empty(self._square), np.empty(self._square)
+            try:
+                if self._single.forward_dynamics(q, qd, tau, qdd) == 0 and self._single.mass_matrix(q, M) == 0 \
+                        and self._derivatives_state(q, qd, qdd, dq, dv) == 0 \
+                        and self._implicit_single(M, dq, dv, inverse) == 0:
+                    return dq, dv, inverse
+            except TypeError:
+                pass
+        return super().forward_dynamics_derivatives(q, qd, tau)
 
     def _batch_inverse_dynamics_derivatives(self, q, qd, qdd):
         from ..symbolic.derivative_code import STACKED

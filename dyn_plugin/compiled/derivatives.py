@@ -38,7 +38,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .kernels import (_MATRIX, _MODEL, _OPTIONS, _VECTOR, ARMATURE, OK, CHUNK, FRAME, INERTIA, KIND, MASS, MOMENT, P_ROW, PARENT, R_ROW, ROWS,
+from .kernels import (_MATRIX, _MODEL, _OPTIONS, _VECTOR, ARMATURE, BAD_SHAPE, NOT_FINITE_RESULT, OK, CHUNK, FRAME, INERTIA, KIND, MASS, MOMENT, P_ROW, PARENT, R_ROW, ROWS,
                       TERM_ALL, W_ACC, W_ALPHA, W_FORCE, W_MOMENT, W_OMEGA, _aba_state, _accumulate, _add,
                       _col, _crba_state, _cross, _mat_t_vec, _mat_vec, _packed_mat_vec, _put, _row, _scale,
                       _finite_result, _one, _scratch, _serial_and_parallel, _rnea_state, _status)
@@ -350,11 +350,23 @@ def forward_dynamics_derivatives_single(P, q, qd, tau, DQ, DV, MINV):
     return status
 
 
+def implicit_single(A, DQ, DV, MINV):
+    """:func:`_implicit` for one state (A, DQ, DV, MINV (n, n); DQ, DV in place); returns a
+    status: NOT_FINITE_RESULT when A is singular or a result is not finite."""
+    n = A.shape[0]
+    if not _square(n, A, DQ, DV, MINV):
+        return BAD_SHAPE
+    if not _implicit(A, DQ, DV, MINV, np.empty((n, 4 * n))):
+        return NOT_FINITE_RESULT
+    return _finite_matrices(n, DQ, DV, MINV)
+
+
 SIGNATURES = {
     "inverse_dynamics_derivatives": (inverse_dynamics_derivatives_single,
                                      f"int64({_MODEL}, {_VECTOR}, {_VECTOR}, {_VECTOR}, {_MATRIX}, {_MATRIX})"),
     "forward_dynamics_derivatives": (forward_dynamics_derivatives_single,
                                      f"int64({_MODEL}, {_VECTOR}, {_VECTOR}, {_VECTOR}, {_MATRIX}, {_MATRIX}, "
                                      f"{_MATRIX})"),
+    "implicit": (implicit_single, f"int64({_MATRIX}, {_MATRIX}, {_MATRIX}, {_MATRIX})"),
 }
 """The typed one-state kernels of this module, for :func:`.kernels.single` / :func:`.kernels.entry_point`."""
