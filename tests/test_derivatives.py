@@ -76,6 +76,7 @@ LABELS = [label for label in CASES if label in ("puma560", "stanford", "scara", 
 # generating code for the floating PUMA-560's 12-joint chain takes ~10 s; the same wrapper is
 # covered by tree5-floating
 PAIRS = [(label, name) for label in LABELS for name in BACKENDS if (label, name) != ("puma560-floating", "symbolic")]
+PAIRS.append(("scara", "symbolic_numba"))     # its typed one-state functions and its lanes (compiles in seconds)
 
 
 @pytest.mark.parametrize("label, name", PAIRS)
@@ -89,6 +90,11 @@ def test_derivatives_equal_pinocchios(label, name):
     ours = be.forward_dynamics_derivatives(s.q, s.qd, s.tau)
     for mine, ref, what in zip(ours, (fq, fv, minv), ("∂q̈/∂q", "∂q̈/∂q̇", "M⁻¹")):
         assert_matrices_close(mine, ref, f"{name} {what}")
+    k = 1                                               # one state: the single-state paths
+    ours = be.inverse_dynamics_derivatives(s.q[k], s.qd[k], s.qdd[k]) + be.forward_dynamics_derivatives(
+        s.q[k], s.qd[k], s.tau[k])
+    for mine, ref, what in zip(ours, (dq, dv, fq, fv, minv), ("∂τ/∂q", "∂τ/∂q̇", "∂q̈/∂q", "∂q̈/∂q̇", "M⁻¹")):
+        assert_matrices_close(mine, ref[k], f"{name} {what}, one state")
 
 
 def central_differences(function, model, q, qd, x, rate_step=1e-3):

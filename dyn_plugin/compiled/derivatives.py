@@ -122,7 +122,7 @@ def _link_wrench_tangent(P, i, W, dw, dwd, dvd):
     return dF, dN
 
 
-@_inline
+@_jit
 def _direction(P, QD, k, j, seed, W):
     """The tangents of the joint wrenches (rows T_FORCE, T_MOMENT of every link) along ∂/∂q_j,
     ∂/∂q̇_j or ∂/∂q̈_j (``seed``); W holds the nominal pass of ``_rnea_state`` (rows 0-8, kept)."""
@@ -172,7 +172,7 @@ def _torque_column(P, W, k, j, OUT):
         OUT[k, i, j] = W[i, T_MOMENT, 2] if P[i, KIND] == 0.0 else W[i, T_FORCE, 2]
 
 
-@_inline
+@_jit
 def _id_derivatives_state(P, Q, QD, QDD, k, W, DQ, DV):
     """∂τ/∂q and ∂τ/∂q̇ (n, n) of state k into DQ[k], DV[k]."""
     n = P.shape[0] - 1
