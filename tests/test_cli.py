@@ -23,7 +23,7 @@ def test_validate_quick_suite_passes_and_writes_json(tmp_path, capsys):
     assert report["passed"] is True
     results = report["results"]
     assert {r["robot"] for r in results} == {"puma560", "stanford", "scara"}
-    assert {r["quantity"] for r in results} == {"tau", "M", "bias", "gravity", "Cqd", "qdd"}
+    assert {r["quantity"] for r in results} == {"tau", "M", "bias", "gravity", "Cqd", "qdd", "dtau", "dqdd"}
     assert all(r["max_rel"] <= 1e-9 and r["samples"] == 5 for r in results)
     assert "all passed" in capsys.readouterr().out
 
@@ -270,9 +270,9 @@ def test_validate_summary_fits_80_columns_and_reports_progress(monkeypatch, caps
     lines = captured.out.splitlines()
     assert max(len(line) for line in lines) <= 80, captured.out
     rows = [line.split() for line in lines if line.startswith(("newton_euler ", "lagrange_euler_friction "))]
-    assert [len(row) for row in rows] == [7, 7, 7, 7, 4, 4], captured.out   # the names whole, on one line
+    assert [len(row) for row in rows] == [7, 7, 7, 7, 3, 3, 4, 4], captured.out   # the names whole, on one line
     figures = [cell for row in rows for cell in row[1:] if cell != "–"]
-    assert len(figures) == 2 * 6 + 2 * 4 + 2 * 3 and all(re.fullmatch(r"\d\.\de[-+]\d\d", f) for f in figures), figures
+    assert len(figures) == 2 * 6 + 2 * 4 + 2 * 2 + 2 * 3 and all(re.fullmatch(r"\d\.\de[-+]\d\d", f) for f in figures), figures
     assert re.search(r"1/2 done, scara / states 1-2\b", captured.err), captured.err
     assert re.search(r"2/2 done, scara / trajectories\b", captured.err), captured.err
 

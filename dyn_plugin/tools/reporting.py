@@ -9,14 +9,17 @@ import numpy as np
 
 from ..backends.registry import backends as registered_backends
 from .machine import installed_versions
-from .validation import QUANTITIES, STEPPING, Report
+from .validation import DERIVATIVES, QUANTITIES, STEPPING, Report
 
 __all__ = ["REFERENCE_STYLES", "TOLERANCE_STYLE", "ZERO_FLOOR", "floor_verdict", "histogram_figure", "markdown_report",
            "plot_report", "trajectory_figure"]
 
 
 def _describe(quantity: str) -> str:
-    return QUANTITIES[quantity][1] if quantity in QUANTITIES else STEPPING[quantity]
+    for group in (QUANTITIES, DERIVATIVES):
+        if quantity in group:
+            return group[quantity][1]
+    return STEPPING[quantity]
 
 
 def markdown_report(report: Report) -> str:

@@ -36,7 +36,7 @@ from ..errors import DynPluginError, ModelError
 from ..robots import load_robot
 from ..sampling import States, random_states
 
-__all__ = ["CHUNK", "KEPT_SETUPS", "MAX_SAMPLES", "MAX_STEPS", "QUANTITIES", "SETTINGS", "STEPPING", "STIFFNESS",
+__all__ = ["CHUNK", "DERIVATIVES", "KEPT_SETUPS", "MAX_SAMPLES", "MAX_STEPS", "QUANTITIES", "SETTINGS", "STEPPING", "STIFFNESS",
            "TRAJECTORIES", "Comparison", "Report", "Suite", "Task", "bullet_diagonalize", "chunk_states",
            "compare_trajectories", "list_suites", "load_suite", "model_to_validate", "positive_number_problem",
            "pybullet_differences", "pybullet_dropped_inertia", "pybullet_friction", "relative_errors", "run",
@@ -124,6 +124,14 @@ QUANTITIES: dict = {
     "gravity": (lambda be, s: be.gravity_torques(s.q), "gravity torques g(q)"),
     "Cqd": (_coriolis_times_velocity, "Coriolis matrix times velocity C(q, q̇) q̇"),
     "qdd": (lambda be, s: be.forward_dynamics(s.q, s.qd, s.tau), "forward dynamics q̈(q, q̇, τ)"),
+}
+# Analytic derivatives: compared with pinocchio's (computeRNEADerivatives, computeABADerivatives;
+# pybullet has none), for a friction backend with the same friction over pinocchio's rigid body.
+DERIVATIVES: dict = {
+    "dtau": (lambda be, s: np.concatenate(be.inverse_dynamics_derivatives(s.q, s.qd, s.qdd), axis=-1),
+             "derivatives of inverse dynamics [∂τ/∂q, ∂τ/∂q̇]"),
+    "dqdd": (lambda be, s: np.concatenate(be.forward_dynamics_derivatives(s.q, s.qd, s.tau), axis=-1),
+             "derivatives of forward dynamics [∂q̈/∂q, ∂q̈/∂q̇, M⁻¹]"),
 }
 # Quantities that need pybullet as the integrator (compared only against the pybullet reference).
 TRAJECTORIES = ("traj_zero", "traj_gravity")
@@ -218,9 +226,10 @@ class Suite:
             names = getattr(self, key)
             if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
                 raise DynPluginError(f"{key} must be a non-empty list of names, got {names!r}")
-        unknown = [q for q in self.quantities if q not in QUANTITIES and q not in STEPPING]
+        known = [*QUANTITIES, *DERIVATIVES, *STEPPING]
+        unknown = [q for q in self.quantities if q not in known]
         if unknown:
-            raise DynPluginError(f"unknown quantities {unknown}; known: {', '.join([*QUANTITIES, *STEPPING])}")
+            raise DynPluginError(f"unknown quantities {unknown}; known: {', '.join(known)}")
         stepping = [q for q in self.quantities if q in STEPPING]
         if len(stepping) == len(self.quantities) and "pybullet" not in self.references:
             raise DynPluginError(f"nothing to compare: quantities {stepping} are compared with pybullet only, "
@@ -564,7 +573,8 @@ def _build_setup(suite: Suite, robot: str) -> _Setup:
         else:
             backends[name] = (get_backend(name, model), plain)
     references = {ref: get_backend(ref, model) for ref in suite.references}
-    pinocchio = (references.get("pinocchio") or get_backend("pinocchio", model)) if "pybullet" in references else None
+    compared_with_pinocchio = "pybullet" in references or any(q in DERIVATIVES for q in suite.quantities)
+    pinocchio = (references.get("pinocchio") or get_backend("pinocchio", model)) if compared_with_pinocchio else None
     return _Setup(model, references, backends, first, pinocchio)
 
 
@@ -604,7 +614,7 @@ def _state_floors(suite: Suite, setup: _Setup, states: States, values: dict) -> 
     """Per quantity ``(floor, pinocchio's values)``, and the floor of ``step``: pybullet's
     largest error against pinocchio on these states, rigid body alone (``step``: pinocchio's
     q̈ against pybullet's (q̇⁺ − q̇)/dt); {} without pybullet among the references."""
-    if setup.pinocchio is None:
+    if setup.pinocchio is None or "pybullet" not in values:
         return {}
     plain = [q for q in suite.quantities if q in QUANTITIES]
     pinocchio = values.get("pinocchio") or _evaluate(setup.model, "pinocchio", setup.pinocchio, states, plain)
@@ -633,7 +643,29 @@ def _chunk_comparisons(suite: Suite, setup: _Setup, states: States) -> list:
             floor = _floor(setup, name, floors["step"], suite.rtol, experiment)
             comparisons.append(_comparison(model.name, name, "pybullet", "step", ours, theirs, suite.rtol,
                                            floor=(floor, functools.partial(experiment, _pinocchio_twin(setup, name)))))
+        comparisons += _derivative_comparisons(suite, setup, name, states)
     return comparisons
+
+
+def _derivative_comparisons(suite: Suite, setup: _Setup, name: str, states: States) -> list:
+    """Backend ``name``'s :data:`DERIVATIVES` against pinocchio's (its friction, if any, over
+    pinocchio's rigid body: :func:`_pinocchio_twin`), each state's matrices divided by
+    max(1, their largest entry) first: M⁻¹ of a robot whose M has a condition number κ
+    carries an error ~κ ε relative to its largest entry, which entry-by-entry scaling
+    would charge in full to its small entries (PUMA-560: κ ~ 1e5)."""
+    quantities = [q for q in suite.quantities if q in DERIVATIVES]
+    if not quantities or "pinocchio" not in setup.references:
+        return []
+    backend = setup.backends[name][0]
+    twin = _pinocchio_twin(setup, name) if type(backend).can("stepping") else setup.references["pinocchio"]
+    out = []
+    for quantity in quantities:
+        with _named_singular_mass_matrix(setup.model, name):
+            ours, theirs = DERIVATIVES[quantity][0](backend, states), DERIVATIVES[quantity][0](twin, states)
+        scale = np.maximum(1.0, np.abs(theirs).max(axis=(1, 2)))[:, None, None]
+        out.append(_comparison(setup.model.name, name, "pinocchio", quantity, ours / scale, theirs / scale,
+                               suite.rtol))
+    return out
 
 
 def _torque_law(quantity: str, backend) -> Callable:

@@ -211,7 +211,8 @@ def _print_report(console, report) -> None:
         c.quantity in validation.STEPPING for c in report.comparisons) else ""
     console.print(Text(f"max |ours - ref| / max(1, |ref|) over {suite.samples} random states per robot "
                        f"(seed {suite.seed}); pass at <= {suite.rtol:g}{trajectories}"))
-    for group, title in ((validation.QUANTITIES, ""), (validation.STEPPING, f"pybullet stepping, dt = {suite.dt:g} s")):
+    for group, title in ((validation.QUANTITIES, ""), (validation.DERIVATIVES, "derivatives: error / largest entry"),
+                         (validation.STEPPING, f"pybullet stepping, dt = {suite.dt:g} s")):
         rows = [c for c in report.comparisons if c.quantity in group]
         if rows:
             console.print(_error_table(rows, [q for q in suite.quantities if q in group], title))
