@@ -38,7 +38,9 @@ def markdown_report(report: Report) -> str:
         f"Pass at ≤ {suite.rtol:g} (trajectories: ≤ {suite.trajectory_tol:g}, dt = {suite.dt:g} s, "
         f"{suite.duration:g} s)" + ("; against pybullet, where it disagrees with pinocchio by more (the floor), "
                                     "at ≤ tolerance + floor and within the tolerance of pinocchio's prediction"
-                                    if report.disagreements() else "") + ".",
+                                    if report.disagreements() else "")
+        + ("; the derivatives' entries are divided by max(1, the largest entry of the state's matrix) first"
+           if any(q in DERIVATIVES for q in suite.quantities) else "") + ".",
         "",
         "**Verdict: " + ("all passed**" if report.passed else f"{len(report.failures())} failed**"),
         "",
