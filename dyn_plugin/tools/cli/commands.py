@@ -102,6 +102,8 @@ def _codegen(args) -> int:
     from ...symbolic.codegen import generate
 
     model = load_robot(args.robot)
+    if args.derivatives:
+        return _derivative_code(model, args)
     code = generate(model, args.lang, mass_matrix=args.mass_matrix)
     counts = code.counts
     if args.counts:
@@ -118,6 +120,24 @@ def _codegen(args) -> int:
         Path(args.out).write_text(code.source, encoding="utf-8")  # robot names may be any unicode
         print(f"wrote {args.out}: {args.lang}, {counts['multiplications']} mult / {counts['additions']} add / "
               f"{counts['trig']} trig per τ", file=sys.stderr)
+    else:
+        sys.stdout.write(code.source)
+    return EXIT_OK
+
+
+def _derivative_code(model, args) -> int:
+    """``codegen --derivatives``: the generated (∂τ/∂q, ∂τ/∂q̇), or their counts beside τ's."""
+    from ...symbolic.derivative_code import derivative_code
+
+    code = derivative_code(model, args.lang)
+    text = ", ".join(f"{code.counts[k]} {word}" for k, word in (("multiplications", "multiplications"),
+                                                                 ("additions", "additions"), ("trig", "sin/cos")))
+    if args.counts:
+        print(f"{model.name}: ∂τ/∂q and ∂τ/∂q̇, {text} (τ alone: {code.tau_counts['multiplications']} "
+              f"multiplications, {code.tau_counts['additions']} additions; generated {args.lang})")
+    elif args.out:
+        Path(args.out).write_text(code.source, encoding="utf-8")
+        print(f"wrote {args.out}: {args.lang}, ∂τ/∂q and ∂τ/∂q̇: {text}", file=sys.stderr)
     else:
         sys.stdout.write(code.source)
     return EXIT_OK

@@ -235,7 +235,10 @@ def _codegen_arguments(gen) -> None:
     gen.add_argument("--out", metavar="FILE", help="write the source here (default: stdout)")
     gen.add_argument("--counts", action="store_true",
                      help="print only the operation counts, next to the published customised algorithms")
-    gen.add_argument("--mass-matrix", action="store_true", help="also generate M(q)")
+    what = gen.add_mutually_exclusive_group()
+    what.add_argument("--mass-matrix", action="store_true", help="also generate M(q)")
+    what.add_argument("--derivatives", action="store_true",
+                      help="generate ∂τ/∂q and ∂τ/∂q̇ instead (forward mode over τ's expression graph)")
 
 
 def _schedule_arguments(sc) -> None:
