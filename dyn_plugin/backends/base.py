@@ -35,7 +35,7 @@ from ..arrays import _overflow, all_finite, as_batch, batch_args, check_finite, 
 
 __all__ = ["Backend", "CAPABILITIES", "KINDS", "SINGULAR", "as_batch", "batch_args", "check_finite"]
 from .. import floating, frames
-from ..errors import ModelError, NumericalError
+from ..errors import BackendError, ModelError, NumericalError
 from ..loops import using_workers
 from ..model import RobotModel
 
@@ -216,8 +216,6 @@ class Backend:
 
     def _require_derivatives(self) -> None:
         if not self.can("derivatives"):
-            from ..errors import BackendError
-
             raise BackendError(f"backend {self.name!r} has no analytic derivatives; use one that declares them, "
                                "e.g. 'newton_euler' or 'pinocchio'")
 
