@@ -377,10 +377,14 @@ class FrictionBackend(Backend):
         bearing = self.friction.bearing
         if bearing is None or not np.any(d):
             return np.zeros_like(q)
+        return d * bearing.magnitude(*self._axis_wrenches(q, qd, qdd, load))
+
+    def _axis_wrenches(self, q, qd, qdd, load=None):
+        """The joint force and moment (N, n, 3) each in the axis frames: Dhanaraj's formulas
+        read the load in a frame whose z is the joint axis."""
         f, moment = self._loaded_wrenches(q, qd, qdd, load)
-        # Dhanaraj's formulas read the load in a frame whose z is the joint axis.
         to_axis = self._axis_frames
-        return d * bearing.magnitude(np.einsum("nji,Nnj->Nni", to_axis, f), np.einsum("nji,Nnj->Nni", to_axis, moment))
+        return np.einsum("nji,Nnj->Nni", to_axis, f), np.einsum("nji,Nnj->Nni", to_axis, moment)
 
     @functools.cached_property
     def _axis_frames(self) -> np.ndarray:
@@ -423,13 +427,16 @@ class FrictionBackend(Backend):
         dq, dv = _rigid(self.rigid, "inverse_dynamics_derivatives", q, qd, qdd)
         jacobians = [dq, dv, self._batch_mass_matrix(q)]                    # of τ_out, so far
         slope = np.zeros_like(qd)                   # ∂τ_out/∂d · ∂d/∂q̇: the diagonal of ∂/∂q̇ through d
+        magnitude = 0.0                             # |τ_f| of the bearings
         if friction.bearing is not None:
             rate = law_derivatives.direction_derivative(qd, friction.smoothing, joints=names)
-            bearing = self._bearing_jacobians(q, qd, qdd, d)
+            force, moment = self._axis_wrenches(q, qd, qdd)
+            bearing = self._bearing_jacobians(q, qd, qdd, d, force, moment)
             jacobians = [J + bearing[:, s] for s, J in enumerate(jacobians)]
-            slope = rate * friction.bearing.magnitude(*self._axis_wrenches(q, qd, qdd))
+            magnitude = friction.bearing.magnitude(force, moment)
+            slope = rate * magnitude
         if friction.transmission is not None:
-            tau_out = self._rigid_torque(q, qd, qdd) + self._bearing(q, qd, qdd, d)
+            tau_out = self._rigid_torque(q, qd, qdd) + d * magnitude
             by_torque, by_direction = law_derivatives.transmission_partials(friction.transmission, tau_out, d,
                                                                             joints=names)
             jacobians = [by_torque[:, :, None] * J for J in jacobians]
@@ -439,12 +446,6 @@ class FrictionBackend(Backend):
         jacobians[1] = jacobians[1] + slope[:, :, None] * np.eye(self.model.n)
         return tuple(jacobians)
 
-    def _axis_wrenches(self, q, qd, qdd):
-        """The joint force and moment (N, n, 3) each, in the axis frames (:meth:`_bearing`)."""
-        f, moment = self._loaded_wrenches(q, qd, qdd)
-        to_axis = self._axis_frames
-        return np.einsum("nji,Nnj->Nni", to_axis, f), np.einsum("nji,Nnj->Nni", to_axis, moment)
-
     @functools.cached_property
     def _wrench_kernels(self):
         """The compiled recursion of the joint wrenches' model, for their derivatives."""
@@ -452,12 +453,11 @@ class FrictionBackend(Backend):
 
         return CompiledDynamics(self._wrench_source.model)
 
-    def _bearing_jacobians(self, q, qd, qdd, d):
+    def _bearing_jacobians(self, q, qd, qdd, d, force, moment):
         """d ∂|τ_f|/∂x (N, n, n) for x = q, q̇, q̈ at fixed d: the magnitude's gradient in the
-        joint wrenches, times their derivatives."""
+        joint wrenches (``force``, ``moment``: in the axis frames), times their derivatives."""
         from ..friction.derivatives import bearing_magnitude_gradient
 
-        force, moment = self._axis_wrenches(q, qd, qdd)
         by_force, by_moment = bearing_magnitude_gradient(self.friction.bearing, force, moment, where=d != 0,
                                                          joints=self.model.joint_names)
         to_axis = self._axis_frames                      # gradients back to the joint frames
