@@ -60,12 +60,14 @@ def all_finite(array: np.ndarray) -> bool:
     return math.isfinite(total) or bool(np.isfinite(array).all())
 
 
-def as_batch(name: str, value, n: int, joints=None) -> tuple:
+def as_batch(name: str, value, n: int, joints=None, finite: bool = True) -> tuple:
     """Validate a joint-space array: returns ``(array of shape (N, n), was_single)``.
 
     Entries must be real numbers (floats, ints, or objects ``float()`` accepts), finite;
     complex, text and boolean arrays are refused rather than converted.  ``joints``
-    (names, optional) lets the messages name the joint at fault.
+    (names, optional) lets the messages name the joint at fault.  ``finite=False`` leaves
+    the finiteness to the caller (a compiled loop that checks as it reads, then calls this
+    again to name the entry).
     """
     shape = f"of shape ({n},) or (N, {n}), got {type(value).__name__}"
     try:
@@ -86,18 +88,19 @@ def as_batch(name: str, value, n: int, joints=None) -> tuple:
         single = False
     else:
         raise InputError(f"{name} must have shape ({n},) or (N, {n}), got {array.shape}")
-    if not all_finite(array):
+    if finite and not all_finite(array):
         rows, cols = np.nonzero(~np.isfinite(array))
         raise InputError(f"{name} has a non-finite entry (NaN or inf) at {_joint(cols[0], joints)}"
                          + ("" if single else f", state {rows[0]}"))
     return array, single
 
 
-def batch_args(n: int, joints=None, **arrays) -> tuple:
-    """Validate several joint-space arrays that must share the batch size N."""
+def batch_args(n: int, joints=None, finite: bool = True, **arrays) -> tuple:
+    """Validate several joint-space arrays that must share the batch size N (``finite``: as
+    :func:`as_batch`)."""
     out, singles = [], []
     for name, value in arrays.items():
-        array, single = as_batch(name, value, n, joints)
+        array, single = as_batch(name, value, n, joints, finite)
         out.append(array)
         singles.append(single)
     sizes = {len(a) for a in out}
@@ -107,13 +110,13 @@ def batch_args(n: int, joints=None, **arrays) -> tuple:
     return out, all(singles)
 
 
-def state_args(model, **arrays) -> tuple:
+def state_args(model, finite: bool = True, **arrays) -> tuple:
     """:func:`batch_args` for a model's states: ``q`` has ``model.nq`` entries, every other
     argument (q̇, q̈, τ) ``model.nv`` (both n on a fixed base; see ``RobotModel.floating_base``)."""
     out, singles = [], []
     for name, value in arrays.items():
         names = model.configuration_names if name == "q" else model.velocity_names
-        (array,), single = batch_args(len(names), names, **{name: value})
+        (array,), single = batch_args(len(names), names, finite, **{name: value})
         out.append(array)
         singles.append(single)
     if len({len(a) for a in out}) > 1:

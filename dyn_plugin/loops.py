@@ -100,22 +100,22 @@ def using_workers(workers: Optional[int]):
         _local.workers = previous
 
 
-def run_blocks(blocks, N: int, chunk: int, *arrays) -> None:
+def run_blocks(blocks, N: int, chunk: int, *arrays) -> float:
     """``blocks(*arrays, start, stop)`` (a compiled function that releases the GIL and cuts
     its states into chunks of ``chunk`` from ``start``) over the states 0..N−1: at once for
     fewer than PARALLEL_FROM states or one worker, else split into :func:`workers`
     contiguous blocks run by as many threads, each starting at a multiple of ``chunk``, so
-    that the chunks, and the results, are the same for any number of workers."""
+    that the chunks, and the results, are the same for any number of workers.  Returns the
+    sum of what the blocks return (the generated ones: 0.0 when every entry they read and
+    wrote is finite, else NaN)."""
     count = workers() if N >= PARALLEL_FROM else 1
     if count == 1:
-        blocks(*arrays, 0, N)
-        return
+        return blocks(*arrays, 0, N)
     per_block = -(-N // (count * chunk)) * chunk
     starts = range(0, N, per_block)
     pending = [_pool().submit(blocks, *arrays, start, min(N, start + per_block)) for start in starts[1:]]
-    blocks(*arrays, 0, min(N, per_block))
-    for future in pending:
-        future.result()
+    total = blocks(*arrays, 0, min(N, per_block))
+    return total + sum(future.result() for future in pending)
 
 
 def _pool():

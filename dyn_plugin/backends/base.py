@@ -113,20 +113,32 @@ class Backend:
     the process's setting (:func:`dyn_plugin.loops.workers`, every core by default)."""
 
     def _run(self, method, matrix: bool = False, **arrays):
-        args, single = state_args(self.model, **arrays)
+        checking = self._checking_batch(method)
+        args, single = state_args(self.model, finite=checking is None, **arrays)
+        call = checking or (lambda *states: (method(*states), False))
         if self.workers is None:
-            result = method(*args)
+            result, finite = call(*args)
         else:
             with using_workers(self.workers):
-                result = method(*args)
+                result, finite = call(*args)
         # A NaN never leaves the library as an answer.
-        for part in result if isinstance(result, tuple) else (result,):
-            if not all_finite(part):
-                what = getattr(method, "__name__", "").replace("_batch_", "") or "result"
-                raise _overflow(what, part, self.model, single, dict(zip(arrays, args)))
+        if not finite:
+            if checking:
+                state_args(self.model, **arrays)                  # names a non-finite input
+            for part in result if isinstance(result, tuple) else (result,):
+                if not all_finite(part):
+                    what = getattr(method, "__name__", "").replace("_batch_", "") or "result"
+                    raise _overflow(what, part, self.model, single, dict(zip(arrays, args)))
         if isinstance(result, tuple):
             return tuple(part[0] for part in result) if single else result
         return result[0] if single else result
+
+    def _checking_batch(self, method):
+        """``method`` (a ``_batch_*`` method) in a form that checks, as it computes, that every
+        entry of its inputs and result is finite: a function of the shape-validated states
+        returning ``(result, all finite)``, so that :meth:`_run` need not pass over the
+        arrays before and after; None where this backend has none (the default)."""
+        return None
 
     def inverse_dynamics(self, q, qd, qdd, f_ext=None):
         """Joint torques/forces τ (N·m or N) for positions q, velocities q̇ and accelerations q̈.

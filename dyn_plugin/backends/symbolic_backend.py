@@ -274,18 +274,29 @@ class SymbolicBackend(SingleStateFastPath, Backend):
         """C-contiguous, writable float64 (numba's typed kernels refuse read-only arrays)."""
         return [np.require(a, np.float64, ("C", "W")) for a in arrays]
 
-    def _loop(self, function: str, shape: tuple, *arrays, module=None):
+    def _loop(self, function: str, shape: tuple, *arrays, module=None, checked: bool = False):
         """A generated batch function of numba code (of ``module``, by default the τ code's)
-        without its entry point's checks (the inputs were validated once, by Backend._run,
-        which also refuses a result that is not finite): blocks of chunks of SIMD lanes, in
-        parallel threads for large batches."""
+        without its entry point's checks: blocks of chunks of SIMD lanes, in parallel threads
+        for large batches.  The inputs' shapes were validated by Backend._run; with
+        ``checked``, returns ``(result, every input and result entry finite)`` from the
+        check the blocks make as they go (:func:`dyn_plugin.symbolic.emit._emit_lanes_batch`),
+        else the result (Backend._run checks it)."""
         module = self._module if module is None else module
         if self.lang != "numba":
             return getattr(module, function)(*arrays)
         arrays = self._prepare(*arrays)
         out = np.empty(shape)
-        run_blocks(getattr(module, f"_{function}_blocks"), len(out), module.LANES, *arrays, out.reshape(len(out), -1))
-        return out
+        total = run_blocks(getattr(module, f"_{function}_blocks"), len(out), module.LANES, *arrays,
+                           out.reshape(len(out), -1))
+        return (out, total == 0.0) if checked else out
+
+    _CHECKING = frozenset({"_batch_inverse_dynamics", "_batch_mass_matrix", "_batch_bias_forces",
+                           "_batch_forward_dynamics"})
+
+    def _checking_batch(self, method):
+        if self.lang == "numba" and getattr(method, "__self__", None) is self and method.__name__ in self._CHECKING:
+            return functools.partial(method, checked=True)
+        return None
 
     @functools.cached_property
     def derivative_code(self):
@@ -338,20 +349,20 @@ class SymbolicBackend(SingleStateFastPath, Backend):
         D = self._loop(STACKED, (len(q), 2, n, n), q, qd, qdd, module=self.derivative_code.module)
         return D[:, 0], D[:, 1]
 
-    def _batch_inverse_dynamics(self, q, qd, qdd):
-        return self._loop("inverse_dynamics", q.shape, q, qd, qdd)
+    def _batch_inverse_dynamics(self, q, qd, qdd, checked=False):
+        return self._loop("inverse_dynamics", q.shape, q, qd, qdd, checked=checked)
 
-    def _batch_mass_matrix(self, q):
-        return self._loop("mass_matrix", q.shape + q.shape[-1:], q)
+    def _batch_mass_matrix(self, q, checked=False):
+        return self._loop("mass_matrix", q.shape + q.shape[-1:], q, checked=checked)
 
-    def _batch_bias_forces(self, q, qd):
+    def _batch_bias_forces(self, q, qd, checked=False):
         if self.lang == "numba":
-            return self._loop("bias_forces", q.shape, q, qd)
+            return self._loop("bias_forces", q.shape, q, qd, checked=checked)
         return super()._batch_bias_forces(q, qd)
 
-    def _batch_forward_dynamics(self, q, qd, tau):
+    def _batch_forward_dynamics(self, q, qd, tau, checked=False):
         if self.lang == "numba":
-            return self._loop("forward_dynamics", q.shape, q, qd, tau)
+            return self._loop("forward_dynamics", q.shape, q, qd, tau, checked=checked)
         return super()._batch_forward_dynamics(q, qd, tau)
 
 

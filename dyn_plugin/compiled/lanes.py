@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 
 import numba as nb
+import numpy as np
 
 _OPTIONS = dict(cache=True, error_model="numpy", nogil=True, fastmath={"contract"})
 _jit = nb.njit(**_OPTIONS)
@@ -52,14 +53,16 @@ _C4, _C5, _C6 = -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.1359
 
 @_jit
 def _reduced_sin_cos(x):
-    """sin x, cos x by reduction to |r| ≤ π/4 and fdlibm's polynomials; branch-free."""
-    n = math.floor(x * _TWO_OVER_PI + 0.5)
+    """sin x, cos x by reduction to |r| ≤ π/4 and fdlibm's polynomials; branch-free.  The
+    floors are np.floor, a float: numba's math.floor returns an int64, and AVX2 turns int64
+    into float64 one lane at a time (it made the function twice as slow)."""
+    n = np.floor(x * _TWO_OVER_PI + 0.5)
     r = (((x - n * _PIO2_1) - n * _PIO2_2) - n * _PIO2_3) - n * _PIO2_3T
     z = r * r
     s = r + r * z * (_S1 + z * (_S2 + z * (_S3 + z * (_S4 + z * (_S5 + z * _S6)))))
     c = 1.0 - 0.5 * z + z * z * (_C1 + z * (_C2 + z * (_C3 + z * (_C4 + z * (_C5 + z * _C6)))))
-    odd = n - 2.0 * math.floor(0.5 * n)                               # 1.0 in quadrants 1 and 3
-    sign = 1.0 - 2.0 * ((n - 4.0 * math.floor(0.25 * n)) >= 2.0)      # −1.0 in quadrants 2 and 3
+    odd = n - 2.0 * np.floor(0.5 * n)                               # 1.0 in quadrants 1 and 3
+    sign = 1.0 - 2.0 * ((n - 4.0 * np.floor(0.25 * n)) >= 2.0)      # −1.0 in quadrants 2 and 3
     return sign * ((1.0 - odd) * s + odd * c), sign * ((1.0 - odd) * c - odd * s)
 
 

@@ -279,18 +279,31 @@ def _trig_joints(printer, n) -> list:
 
 
 def _emit_lanes_body(printer, function, outputs, results, n) -> str:
-    """``function(X, *results, m)``: the program for lanes 0..m−1 of X; ``results`` are
-    (name, width) pairs of output arrays of width entries over lanes (flat, as X; a
-    matrix row-major)."""
+    """``function(X, *results, check, m)``: the program for lanes 0..m−1 of X; ``results``
+    are (name, width) pairs of output arrays of width entries over lanes (flat, as X; a
+    matrix row-major).  Each lane adds (sum of its distinct results)·0 to ``check``: 0 when
+    they are finite (or NaN for a sum that overflows, which the caller's exact check then
+    clears), a short tree of vector additions instead of a pass over the result rows."""
     names = [name for name, _ in results]
-    lines = [f"@njit({NUMBA_OPTIONS})", f"def {function}(X, {', '.join(names)}, m):", "    for l in range(m):"]
+    lines = [f"@njit({NUMBA_OPTIONS})", f"def {function}(X, {', '.join(names)}, check, m):", "    for l in range(m):"]
     lines += [f"        {name} = X[{row} * LANES + l]" for name, row in _lane_rows(printer, n).items()]
     lines += [f"        {name} = {text}" for name, text in printer.arithmetic()]
     lines += [f"        {array}[{index[0] if len(index) == 1 else index[0] * n + index[1]} * LANES + l] = "
               f"{printer.output(node)}" for array, index, node in outputs]
-    if len(lines) == 3:                               # no joint: nothing to compute
+    terms = [f"({printer.output(node)})" for node in dict.fromkeys(node for _, _, node in outputs)
+             if printer.g.op[node] != "const"]
+    if terms:
+        lines.append(f"        check[l] += {_balanced_sum(terms)} * 0.0")
+    else:                                             # no joint: nothing to compute
         lines.append("        pass")
     return "\n".join(lines) + "\n"
+
+
+def _balanced_sum(terms: list) -> str:
+    """``terms`` added pairwise, a tree of depth log₂ of their number."""
+    while len(terms) > 1:
+        terms = [f"({a} + {b})" for a, b in zip(terms[::2], terms[1::2])] + terms[len(terms) - len(terms) % 2:]
+    return terms[0]
 
 
 def _emit_lanes_batch(function, args, body, results, trig, n, solve: bool = False) -> str:
@@ -299,27 +312,46 @@ def _emit_lanes_batch(function, args, body, results, trig, n, solve: bool = Fals
     are 0), sin/cos of the ``trig`` joints, the ``body``, and the first result written back
     to ``out`` (N, width) -- with ``solve``, q̈ = M⁻¹(τ − bias) instead, from the body's
     results bias and M.  Without the GIL, so that threads run blocks side by side
-    (:func:`dyn_plugin.loops.run_blocks`)."""
+    (:func:`dyn_plugin.loops.run_blocks`).
+
+    Returns 0.0 when every entry of the inputs and of the result is finite, else NaN (or
+    rarely a false NaN, from a finite result whose sum overflows): each lane adds x·0 of
+    every input entry (0 for a finite x, NaN for NaN or ±inf) and the body adds its results'
+    (:func:`_emit_lanes_body`; with ``solve``, q̈'s too, into which τ enters), vectorised like
+    the rest, so a batch needs no separate pass over its arrays to refuse non-finite ones
+    (Backend._run, which checks exactly when this is not 0)."""
     present = {_INPUT_ROW[a]: a for a in args if a in _INPUT_ROW}
+    assert sorted(present) == list(range(len(present))), "the inputs in X are q, then q̇, then q̈"
     outputs = ", ".join(name for name, _ in results)
+    result, width = results[0]
     fill = [f"                X[({row * n} + j) * LANES + l] = {present[row]}[c + l, j]" if row in present
             else f"                X[({row * n} + j) * LANES + l] = 0.0" for row in range(3)]
     lines = [f"@njit(nogil=True, {NUMBA_OPTIONS})",
              f"def _{function}_blocks({', '.join(args)}, out, start, stop):",
              f"    X = np.empty({5 * n} * LANES)",
              *[f"    {name} = np.empty({width} * LANES)" for name, width in results],
+             "    check = np.zeros(LANES)",
              "    for c in range(start, stop, LANES):",
              "        m = min(stop - c, LANES)",
-             "        for l in range(m):", f"            for j in range({n}):", *fill]
+             "        for l in range(m):", f"            for j in range({n}):", *fill,
+             *_check_rows("X", 0, len(present) * n)]
     lines += [f"        sin_cos_lanes(X, {j}, {3 * n + j}, {4 * n + j}, m)" for j in trig]
-    lines.append(f"        {body}(X, {outputs}, m)")
+    lines.append(f"        {body}(X, {outputs}, check, m)")
     if solve:
         lines += ["        for l in range(m):", f"            for i in range({n}):",
                   f"                bias[i * LANES + l] = {args[-1]}[c + l, i] - bias[i * LANES + l]",
-                  f"        cholesky_solve_lanes(M, bias, bias, {n}, m)"]
-    lines += ["        for l in range(m):", "            for i in range(out.shape[1]):",
-              f"                out[c + l, i] = {results[0][0]}[i * LANES + l]", ""]
+                  f"        cholesky_solve_lanes(M, bias, bias, {n}, m)", *_check_rows(result, 0, width)]
+    lines += ["        for l in range(m):", f"            for i in range({width}):",
+              f"                out[c + l, i] = {result}[i * LANES + l]",
+              "    return check.sum()", ""]
     return "\n".join(lines) + "\n"
+
+
+def _check_rows(array, first, stop) -> list:
+    """Lines adding x·0 of the entries ``first``..``stop``−1 of ``array`` (over lanes) to
+    each lane's ``check`` (see :func:`_emit_lanes_batch`)."""
+    return [f"        for r in range({first}, {stop}):", "            for l in range(m):",
+            f"                check[l] += {array}[r * LANES + l] * 0.0"]
 
 
 def _numba_function(function, program, args, results, n, shape=None) -> list:
