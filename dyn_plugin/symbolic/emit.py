@@ -309,7 +309,7 @@ def _balanced_sum(terms: list) -> str:
 def _emit_lanes_batch(function, args, body, results, trig, n, solve: bool = False) -> str:
     """``_<function>_blocks(*args, out, start, stop)``: states start..stop−1 (start a multiple
     of LANES) chunk by chunk: inputs ``args`` (N, n) transposed into X (absent q̇/q̈ rows
-    are 0), sin/cos of the ``trig`` joints, the ``body``, and the first result written back
+    are 0, set once), sin/cos of the ``trig`` joints, the ``body``, and the first result written back
     to ``out`` (N, width) -- with ``solve``, q̈ = M⁻¹(τ − bias) instead, from the body's
     results bias and M.  Without the GIL, so that threads run blocks side by side
     (:func:`dyn_plugin.loops.run_blocks`).
@@ -324,11 +324,12 @@ def _emit_lanes_batch(function, args, body, results, trig, n, solve: bool = Fals
     assert sorted(present) == list(range(len(present))), "the inputs in X are q, then q̇, then q̈"
     outputs = ", ".join(name for name, _ in results)
     result, width = results[0]
-    fill = [f"                X[({row * n} + j) * LANES + l] = {present[row]}[c + l, j]" if row in present
-            else f"                X[({row * n} + j) * LANES + l] = 0.0" for row in range(3)]
+    fill = [f"                X[({row * n} + j) * LANES + l] = {present[row]}[c + l, j]" for row in present]
+    absent = f"{len(present) * n} * LANES:{3 * n} * LANES"
     lines = [f"@njit(nogil=True, {NUMBA_OPTIONS})",
              f"def _{function}_blocks({', '.join(args)}, out, start, stop):",
              f"    X = np.empty({5 * n} * LANES)",
+             *([f"    X[{absent}] = 0.0"] if len(present) < 3 else []),      # absent q̇, q̈: once, nothing writes them
              *[f"    {name} = np.empty({width} * LANES)" for name, width in results],
              "    check = np.zeros(LANES)",
              "    for c in range(start, stop, LANES):",
