@@ -486,3 +486,26 @@ def test_bad_workers_exit_2_with_one_line(argv, fragment, capsys):
         code = exc.code
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1 and fragment in err, err
+
+
+def test_a_worker_sweep_interleaves_its_repeats():
+    """Repeat k of every number of workers runs before repeat k + 1 of any, so that a burst
+    of load elsewhere cannot fall on one side of a parallel efficiency only."""
+    import contextlib
+
+    from dyn_plugin.tools.bench.timing import measure_side_by_side
+
+    order = []
+
+    def entering(label):
+        @contextlib.contextmanager
+        def context():
+            order.append(label)
+            yield
+        return context
+
+    runs = [("sum(x)", {"x": [1.0] * 100}, entering(1)), ("sum(x)", {"x": [1.0] * 100}, entering(2))]
+    measured = measure_side_by_side(runs, states=100, N=100, repeat=4, target=1e-4)
+    assert order[-8:] == [1, 2] * 4                       # after one warm-up each
+    assert [len(times) for _, times, _, _ in measured] == [4, 4]
+    assert all(number >= 1 and all(t > 0 for t in times) for number, times, _, _ in measured)

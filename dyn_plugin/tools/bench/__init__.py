@@ -18,8 +18,9 @@ the same run:
                      zero q̈), lists prepared beforehand; none for FD
 ===================  =================================================================
 
-Cores: our batch loops run on ``workers`` cores (``--workers K [K ...]``, each timed in
-turn through :func:`dyn_plugin.using_workers`; default every usable core), pinocchio's
+Cores: our batch loops run on ``workers`` cores (``--workers K [K ...]``, through
+:func:`dyn_plugin.using_workers`, the repeats of the numbers interleaved so that load from
+elsewhere falls on each alike; default every usable core), pinocchio's
 parallel functions on as many threads (or a fixed ``--threads``); single states and the
 per-call loops are serial and timed once (``workers`` null in JSON).  Batch figures,
 ratios and targets are read at the largest number measured; with 1 worker and more the

@@ -61,8 +61,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeat", type=_repeat,
                         help="repeats per measurement (default: 9 for N <= 100, else 5, within 2 s)")
     parser.add_argument("--workers", nargs="+", type=_workers, metavar="K",
-                        help="cores of our parallel batch loops, each timed in turn, e.g. --workers 1 2 (a sweep: "
-                             "the parallel-scaling table, efficiency t(1) / (K t(K))); pinocchio's parallel "
+                        help="cores of our parallel batch loops, their repeats interleaved, e.g. --workers 1 2 "
+                             "(a sweep: the parallel-scaling table, efficiency t(1) / (K t(K))); pinocchio's parallel "
                              "functions get as many threads (default: every usable core; single states are "
                              "timed once)")
     parser.add_argument("--threads", type=_repeat, metavar="T",

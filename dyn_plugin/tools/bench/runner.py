@@ -5,6 +5,8 @@ and divide by pinocchio's per-call loop at the same op and N."""
 
 from __future__ import annotations
 
+import functools
+
 import time
 import warnings
 from typing import Callable, Optional, Sequence
@@ -21,7 +23,8 @@ from .operations import (DEFAULT_BACKENDS, DEFAULT_SIZES, OP_ARGS, OPS, OUR_METH
 from .limits import operation_flops
 from .peak import best_peak, measure_peak
 from .results import BenchResult, Measurement
-from .timing import BUDGET, LOOP_BUDGET, LOOP_MIN_STATES, SMALL_N, TARGET, _calls, _timer, measure
+from .timing import (BUDGET, LOOP_BUDGET, LOOP_MIN_STATES, SMALL_N, TARGET, _calls, _timer, measure,
+                     measure_side_by_side)
 
 __all__ = ["CHECK_RTOL", "CHECK_STATES", "PARALLEL_RTOL", "check_pinocchio_parallel", "resolve", "resolve_workers",
            "run_bench"]
@@ -231,7 +234,7 @@ def run_bench(robots: Optional[Sequence[str]] = None, backends: Optional[Sequenc
     before = measure_peak(peak_cores, target=min(target, 0.02)) if peak else None
     batches = [N for N in opts["sizes"] if N > 1]
     per_op = len(opts["backends"]) + len(opts["against"]) if 1 in opts["sizes"] else 0
-    per_op += len(batches) * (len(opts["backends"]) * len(opts["workers"]) + len(opts["against"])
+    per_op += len(batches) * (len(opts["backends"]) + len(opts["against"])
                               + (len(opts["threads"]) - 1) * ("pinocchio_parallel" in opts["against"]))
     total, done = per_op * len(opts["ops"]) * len(opts["models"]), [0]
 
@@ -361,10 +364,10 @@ class _RobotBench:
         for op in ops:
             for N in sizes:
                 # single states never use workers: timed once; batches once per number of workers
-                for workers in ([None] if N == 1 else self.opts["workers"]):
-                    for name, be in self.ours.items():
-                        self.tick(f"{self.robot} {op} {name} N={N}" + (f" workers={workers}" if workers else ""))
-                        self.time_ours(op, N, name, be, workers)
+                sweep = [None] if N == 1 else self.opts["workers"]
+                for name, be in self.ours.items():
+                    self.tick(f"{self.robot} {op} {name} N={N}" + (f" workers={sweep}" if N > 1 else ""))
+                    self.time_ours(op, N, name, be, sweep)
                 self.tick(f"{self.robot} {op} pinocchio N={N}")
                 self.time_pin_loop(op, N)
                 if "pinocchio_parallel" in against:
@@ -379,8 +382,11 @@ class _RobotBench:
     # -- one measurement ---------------------------------------------------------------
 
     def record(self, op, backend, call, N, timed, stmt, names, workers=None):
-        number, reps, first, requested = measure(stmt, names, timed, N, self.opts["repeat"], self.target,
-                                                 self.budget)
+        self._append(op, backend, call, N, timed, workers,
+                     measure(stmt, names, timed, N, self.opts["repeat"], self.target, self.budget))
+
+    def _append(self, op, backend, call, N, timed, workers, measured):
+        number, reps, first, requested = measured
         self.result.measurements.append(Measurement(
             robot=self.robot, op=op, backend=backend, call=call, N=N, timed_states=timed, number=number,
             repeats_us=reps, first_call_s=first, repeats_requested=requested, workers=workers))
@@ -401,14 +407,18 @@ class _RobotBench:
             return N
         return min(N, max(LOOP_MIN_STATES, int(self.loop_budget / per_state)))
 
-    def time_ours(self, op, N, name, be, workers=None):
-        """The public API on the full batch, its parallel loops on ``workers`` cores
-        (``dyn_plugin.using_workers``); (n,) arrays for N = 1."""
+    def time_ours(self, op, N, name, be, sweep=(None,)):
+        """The public API on the full batch, its parallel loops on each number of cores of
+        ``sweep`` (``dyn_plugin.using_workers``; None: the current setting), their repeats
+        interleaved (:func:`.timing.measure_side_by_side`, so that the parallel efficiency
+        compares like with like); (n,) arrays for N = 1."""
         arrays = {f"x{i}": (getattr(self.states, a)[0] if N == 1 else getattr(self.states, a)[:N])
                   for i, a in enumerate(OP_ARGS[op])}
-        with using_workers(workers):
-            self.record(op, name, f"be.{OUR_METHODS[op]}", N, N, _calls("f", list(arrays)),
-                        {"f": getattr(be, OUR_METHODS[op]), **arrays}, workers=workers)
+        stmt, names = _calls("f", list(arrays)), {"f": getattr(be, OUR_METHODS[op]), **arrays}
+        runs = [(stmt, names, functools.partial(using_workers, workers)) for workers in sweep]
+        measured = measure_side_by_side(runs, N, N, self.opts["repeat"], self.target, self.budget)
+        for workers, result in zip(sweep, measured):
+            self._append(op, name, f"be.{OUR_METHODS[op]}", N, N, workers, result)
 
     def time_pin_loop(self, op, N):
         """``pin.rnea(m, d, q, v, a)`` once (N = 1), or the loop over rows Q[k] of (N, nq) arrays."""

@@ -4,11 +4,12 @@ cut short once a measurement has used ``budget`` seconds (unless they were asked
 
 from __future__ import annotations
 
+import contextlib
 import math
 import timeit
 from typing import Optional, Sequence
 
-__all__ = ["BUDGET", "LOOP_BUDGET", "LOOP_MIN_STATES", "SMALL_N", "TARGET", "measure"]
+__all__ = ["BUDGET", "LOOP_BUDGET", "LOOP_MIN_STATES", "SMALL_N", "TARGET", "measure", "measure_side_by_side"]
 
 TARGET = 0.02          # s: a repeat lasts at least this long (timeit's number is chosen for it)
 BUDGET = 2.0           # s: default repeats stop once a measurement has used this much
@@ -36,23 +37,46 @@ def measure(stmt: str, names: dict, states: int, N: int, repeat: Optional[int], 
 
     Returns ``(number, [µs per state per repeat], first call s, repeats requested)``.
     """
-    timer = _timer(stmt, names)
-    first = timer.timeit(1)  # warm-up at this N: untimed
-    number = 1
-    if first < target:
-        # calibrate: grow number until a run lasts >= target / 10, then scale to target
-        while True:
-            t = timer.timeit(number)
-            if t >= target / 10 or number >= 10 ** 7:
-                break
-            number *= 10
-        number = max(1, int(math.ceil(number * target / max(t, 1e-9))))
+    (result,) = measure_side_by_side([(stmt, names, contextlib.nullcontext)], states, N, repeat, target, budget)
+    return result
+
+
+def measure_side_by_side(runs: Sequence[tuple], states: int, N: int, repeat: Optional[int],
+                         target: float = TARGET, budget: float = BUDGET) -> list:
+    """Time several statements ``(stmt, names, context)`` (each processing ``states``
+    states per run, each repeat inside ``context()``, e.g. a number of workers) with their
+    repeats interleaved -- repeat 1 of each, then repeat 2 of each, ... -- so that a burst
+    of load from elsewhere on the machine falls on all of them alike and their ratios (a
+    parallel efficiency) stay fair.  One :func:`measure` tuple per run."""
+    timers, numbers, firsts = [], [], []
+    for stmt, names, context in runs:
+        timer = _timer(stmt, names)
+        with context():
+            first = timer.timeit(1)  # warm-up at this N: untimed
+            numbers.append(_calibrated(timer, first, target))
+        timers.append(timer)
+        firsts.append(first)
     requested = repeat if repeat is not None else (9 if N <= SMALL_N else 5)
-    out, spent = [], 0.0
+    out, spent = [[] for _ in runs], 0.0
     for _ in range(requested):
-        t = timer.timeit(number)
-        out.append(t / number / states * 1e6)
-        spent += t
-        if repeat is None and spent >= budget:
+        for timer, number, times, (_, _, context) in zip(timers, numbers, out, runs):
+            with context():
+                t = timer.timeit(number)
+            times.append(t / number / states * 1e6)
+            spent += t
+        if repeat is None and spent >= budget * len(runs):
             break
-    return number, out, first, requested
+    return [(number, times, first, requested) for number, times, first in zip(numbers, out, firsts)]
+
+
+def _calibrated(timer: timeit.Timer, first: float, target: float) -> int:
+    """Calls per repeat so that a repeat lasts at least ``target`` s (``first``: one call's s)."""
+    if first >= target:
+        return 1
+    number = 1
+    while True:                  # grow number until a run lasts >= target / 10, then scale to target
+        t = timer.timeit(number)
+        if t >= target / 10 or number >= 10 ** 7:
+            break
+        number *= 10
+    return max(1, int(math.ceil(number * target / max(t, 1e-9))))
