@@ -2,9 +2,10 @@
 ("workers") they use.  Two ways: loops compiled twice, serially and with numba's prange
 (:func:`serial_and_parallel`, :func:`for_size`: the compiled kernels of
 :mod:`dyn_plugin.compiled.kernels` and the friction law of :mod:`dyn_plugin.friction.law`),
-and one compiled function over a block of states that releases the GIL, run by threads
-(:func:`run_blocks`: the generated code of :mod:`dyn_plugin.symbolic.emit`, whose bodies
-are large enough that compiling a prange copy of each would double its compile time).
+and one compiled function over a block of states, run by a parallel loop compiled once
+that takes it as a first-class function (:func:`run_blocks`: the generated code of
+:mod:`dyn_plugin.symbolic.emit`, whose bodies are large enough that compiling a prange copy
+of each would double its compile time).
 numba is imported only when a loop is compiled or run in parallel, so that importing this
 module costs nothing.
 
@@ -31,7 +32,6 @@ WORKERS_ENV = "DYN_PLUGIN_WORKERS"
 
 _process_workers: Optional[int] = None
 _local = threading.local()
-_executor = None
 
 
 def serial_and_parallel(body, options: dict) -> tuple:
@@ -101,31 +101,39 @@ def using_workers(workers: Optional[int]):
 
 
 def run_blocks(blocks, N: int, chunk: int, *arrays) -> float:
-    """``blocks(*arrays, start, stop)`` (a compiled function that releases the GIL and cuts
-    its states into chunks of ``chunk`` from ``start``) over the states 0..N−1: at once for
-    fewer than PARALLEL_FROM states or one worker, else split into :func:`workers`
-    contiguous blocks run by as many threads, each starting at a multiple of ``chunk``, so
-    that the chunks, and the results, are the same for any number of workers.  Returns the
-    sum of what the blocks return (the generated ones: 0.0 when every entry they read and
-    wrote is finite, else NaN)."""
+    """``blocks(a, b, c, out, start, stop)`` (a generated function of
+    :mod:`dyn_plugin.symbolic.emit` that releases the GIL and cuts its states into chunks of
+    ``chunk`` from ``start``) over the states 0..N−1 of ``arrays`` (its inputs, one to
+    three, then ``out``; fewer inputs are padded with the first, which it does not read):
+    at once for fewer than PARALLEL_FROM states or one worker, else split into
+    :func:`workers` contiguous blocks, each starting at a multiple of ``chunk``, run by
+    numba's threads (:func:`dyn_plugin.compiled.lanes.blocks_in_parallel`).  The chunks, and
+    so the results, are the same for any number of workers.  Returns the sum of what the
+    blocks return (0.0 when every entry they read and wrote is finite, else NaN)."""
+    *inputs, out = arrays
+    a, b, c = inputs + inputs[:1] * (3 - len(inputs))
     count = workers() if N >= PARALLEL_FROM else 1
     if count == 1:
-        return blocks(*arrays, 0, N)
-    per_block = -(-N // (count * chunk)) * chunk
-    starts = range(0, N, per_block)
-    pending = [_pool().submit(blocks, *arrays, start, min(N, start + per_block)) for start in starts[1:]]
-    total = blocks(*arrays, 0, min(N, per_block))
-    return total + sum(future.result() for future in pending)
+        return blocks(a, b, c, out, 0, N)
+    import numba
+
+    from .compiled.lanes import blocks_in_parallel
+
+    numba.set_num_threads(count)
+    return blocks_in_parallel()(_first_class(blocks), a, b, c, out, -(-N // (count * chunk)) * chunk)
 
 
-def _pool():
-    """The threads that run blocks beside the caller's (one fewer than the usable cores)."""
-    global _executor
-    if _executor is None:
-        from concurrent.futures import ThreadPoolExecutor
+_FIRST_CLASS: dict = {}
 
-        _executor = ThreadPoolExecutor(max_workers=max(1, available_cores() - 1), thread_name_prefix="dyn_plugin")
-    return _executor
+
+def _first_class(blocks):
+    """``blocks`` as a first-class function (:class:`dyn_plugin.compiled.lanes.FirstClassBlocks`),
+    made once per function."""
+    if blocks not in _FIRST_CLASS:
+        from .compiled.lanes import FirstClassBlocks
+
+        _FIRST_CLASS[blocks] = FirstClassBlocks(blocks)
+    return _FIRST_CLASS[blocks]
 
 
 def for_size(loops: tuple, N: int):

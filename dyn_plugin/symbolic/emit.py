@@ -307,7 +307,8 @@ def _balanced_sum(terms: list) -> str:
 
 
 def _emit_lanes_batch(function, args, body, results, trig, n, solve: bool = False) -> str:
-    """``_<function>_blocks(*args, out, start, stop)``: states start..stop−1 (start a multiple
+    """``_<function>_blocks(*args, out, start, stop)`` (``args`` padded to three,
+    :func:`_three_inputs`): states start..stop−1 (start a multiple
     of LANES) chunk by chunk: inputs ``args`` (N, n) transposed into X (absent q̇/q̈ rows
     are 0, set once), sin/cos of the ``trig`` joints, the ``body``, and the first result written back
     to ``out`` (N, width) -- with ``solve``, q̈ = M⁻¹(τ − bias) instead, from the body's
@@ -327,7 +328,7 @@ def _emit_lanes_batch(function, args, body, results, trig, n, solve: bool = Fals
     fill = [f"                X[({row * n} + j) * LANES + l] = {present[row]}[c + l, j]" for row in present]
     absent = f"{len(present) * n} * LANES:{3 * n} * LANES"
     lines = [f"@njit(nogil=True, {NUMBA_OPTIONS})",
-             f"def _{function}_blocks({', '.join(args)}, out, start, stop):",
+             f"def _{function}_blocks({', '.join(_three_inputs(args))}, out, start, stop):",
              f"    X = np.empty({5 * n} * LANES)",
              *([f"    X[{absent}] = 0.0"] if len(present) < 3 else []),      # absent q̇, q̈: once, nothing writes them
              *[f"    {name} = np.empty({width} * LANES)" for name, width in results],
@@ -346,6 +347,13 @@ def _emit_lanes_batch(function, args, body, results, trig, n, solve: bool = Fals
               f"                out[c + l, i] = {result}[i * LANES + l]",
               "    return check.sum()", ""]
     return "\n".join(lines) + "\n"
+
+
+def _three_inputs(args) -> list:
+    """``args`` padded to three names, the signature every ``_<f>_blocks`` shares so that
+    one compiled parallel loop runs them all (:func:`dyn_plugin.loops.run_blocks` passes the
+    first input again for the padding, which is not read)."""
+    return list(args) + [f"_unused_{k}" for k in range(len(args), 3)]
 
 
 def _check_rows(array, first, stop) -> list:
