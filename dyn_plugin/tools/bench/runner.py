@@ -363,13 +363,18 @@ class _RobotBench:
         _correctness(self.result, self.robot, self.ours, self.pin_be, ops, self.states)
         for op in ops:
             for N in sizes:
-                # single states never use workers: timed once; batches once per number of workers
-                sweep = [None] if N == 1 else self.opts["workers"]
-                for name, be in self.ours.items():
-                    self.tick(f"{self.robot} {op} {name} N={N}" + (f" workers={sweep}" if N > 1 else ""))
-                    self.time_ours(op, N, name, be, sweep)
-                self.tick(f"{self.robot} {op} pinocchio N={N}")
-                self.time_pin_loop(op, N)
+                if N == 1:   # one state: ours and pinocchio's call side by side (serial: no workers)
+                    for name in [*self.ours, "pinocchio"]:
+                        self.tick(f"{self.robot} {op} {name} N=1")
+                    self.side_by_side(op, 1, [run for name, be in self.ours.items()
+                                              for run in self.our_runs(op, 1, name, be, [None])]
+                                      + [self.pin_single_run(op)])
+                else:        # a batch: each of ours on every number of workers side by side, then pinocchio's loop
+                    for name, be in self.ours.items():
+                        self.tick(f"{self.robot} {op} {name} N={N} workers={self.opts['workers']}")
+                        self.side_by_side(op, N, self.our_runs(op, N, name, be, self.opts["workers"]))
+                    self.tick(f"{self.robot} {op} pinocchio N={N}")
+                    self.time_pin_loop(op, N)
                 if "pinocchio_parallel" in against:
                     for threads in ([self.threads] if N == 1 else self.opts["threads"]):
                         self.tick(f"{self.robot} {op} pinocchio_parallel N={N} threads={threads}")
@@ -407,29 +412,38 @@ class _RobotBench:
             return N
         return min(N, max(LOOP_MIN_STATES, int(self.loop_budget / per_state)))
 
-    def time_ours(self, op, N, name, be, sweep=(None,)):
+    def side_by_side(self, op, N, runs):
+        """Time ``runs`` ``(backend, call, workers, stmt, names)`` on all N states with their
+        repeats interleaved (:func:`.timing.measure_side_by_side`), so that a ratio between
+        them -- a parallel efficiency, a time against pinocchio's -- compares like with like."""
+        measured = measure_side_by_side([(stmt, names, functools.partial(using_workers, workers))
+                                         for _, _, workers, stmt, names in runs],
+                                        N, N, self.opts["repeat"], self.target, self.budget)
+        for (backend, call, workers, _, _), result in zip(runs, measured):
+            self._append(op, backend, call, N, N, workers, result)
+
+    def our_runs(self, op, N, name, be, sweep) -> list:
         """The public API on the full batch, its parallel loops on each number of cores of
-        ``sweep`` (``dyn_plugin.using_workers``; None: the current setting), their repeats
-        interleaved (:func:`.timing.measure_side_by_side`, so that the parallel efficiency
-        compares like with like); (n,) arrays for N = 1."""
+        ``sweep`` (``dyn_plugin.using_workers``; None: the current setting); (n,) arrays for
+        N = 1."""
         arrays = {f"x{i}": (getattr(self.states, a)[0] if N == 1 else getattr(self.states, a)[:N])
                   for i, a in enumerate(OP_ARGS[op])}
         stmt, names = _calls("f", list(arrays)), {"f": getattr(be, OUR_METHODS[op]), **arrays}
-        runs = [(stmt, names, functools.partial(using_workers, workers)) for workers in sweep]
-        measured = measure_side_by_side(runs, N, N, self.opts["repeat"], self.target, self.budget)
-        for workers, result in zip(sweep, measured):
-            self._append(op, name, f"be.{OUR_METHODS[op]}", N, N, workers, result)
+        return [(name, f"be.{OUR_METHODS[op]}", workers, stmt, names) for workers in sweep]
+
+    def pin_single_run(self, op):
+        """``pin.rnea(m, d, q, v, a)`` once."""
+        argnames = OP_ARGS[op]
+        names = {"f": getattr(self.pin, PIN_CALLS[op]), "m": self.pin_be.pin_model, "d": self.pin_be.data,
+                 **{f"x{i}": self.P[a][0] for i, a in enumerate(argnames)}}
+        stmt = _calls("f", ["m", "d", *(f"x{i}" for i in range(len(argnames)))])
+        return "pinocchio", f"pin.{PIN_CALLS[op]}", None, stmt, names
 
     def time_pin_loop(self, op, N):
-        """``pin.rnea(m, d, q, v, a)`` once (N = 1), or the loop over rows Q[k] of (N, nq) arrays."""
+        """``pin.rnea(m, d, Q[k], V[k], A[k])`` in a loop over rows of (N, nq) arrays."""
         argnames = OP_ARGS[op]
-        base = {"f": getattr(self.pin, PIN_CALLS[op]), "m": self.pin_be.pin_model, "d": self.pin_be.data}
-        if N == 1:
-            names = {**base, **{f"x{i}": self.P[a][0] for i, a in enumerate(argnames)}}
-            stmt = _calls("f", ["m", "d", *(f"x{i}" for i in range(len(argnames)))])
-            self.record(op, "pinocchio", f"pin.{PIN_CALLS[op]}", 1, 1, stmt, names)
-            return
-        names = {**base, **{f"X{i}": self.P[a] for i, a in enumerate(argnames)}}
+        names = {"f": getattr(self.pin, PIN_CALLS[op]), "m": self.pin_be.pin_model, "d": self.pin_be.data,
+                 **{f"X{i}": self.P[a] for i, a in enumerate(argnames)}}
         call = _calls("f", ["m", "d", *(f"X{i}[k]" for i in range(len(argnames)))])
 
         def statement(S):
