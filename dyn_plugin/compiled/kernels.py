@@ -15,7 +15,8 @@ algorithm has
   compiled for exactly one signature by :func:`single`, and keeping the GIL;
 * ``<algo>_batch``: a (serial, parallel) pair of loops over N states, CHUNK states per
   call of the rows loop, so memory stays bounded for any N; the parallel one from
-  PARALLEL_FROM states.
+  PARALLEL_FROM states.  (Forward dynamics batches run across SIMD lanes instead:
+  :mod:`.articulated_lanes`, which falls back on ``_forward_dynamics_rows``.)
 
 ``P`` is the packed model of :mod:`.layout`.  3-vectors travel as tuples, which numba
 keeps in registers.  Compiled once per machine: ``cache=True`` stores the machine code
@@ -732,17 +733,6 @@ def forward_dynamics_single(P, q, qd, tau, qdd):
         _forward_dynamics_rows(P, _one(q), _one(qd), _one(tau), _one(qdd))
         status = _finite_result(qdd)
     return status
-
-
-def _forward_dynamics_batch(P, Q, QD, TAU, QDD):
-    """q̈ (N, n) into QDD, CHUNK states per task."""
-    N = Q.shape[0]
-    for chunk in nb.prange((N + CHUNK - 1) // CHUNK):
-        rows = slice(chunk * CHUNK, min(N, (chunk + 1) * CHUNK))
-        _forward_dynamics_rows(P, Q[rows], QD[rows], TAU[rows], QDD[rows])
-
-
-forward_dynamics_batch = _serial_and_parallel(_forward_dynamics_batch)   # (serial, parallel)
 
 
 # -- linear algebra -----------------------------------------------------------------------
