@@ -331,12 +331,14 @@ def _rnea_state(P, Q, QD, QDD, k, terms, W):
     moving = (terms & TERM_VELOCITY) != 0
     accelerating = (terms & TERM_INERTIA) != 0
     base = _col(P, n, BASE_ACC) if (terms & TERM_GRAVITY) != 0 else zero
+    w_p, wd_p, vd_p = zero, zero, base            # the parent's (ω, ω̇, v̇): the base's, then link i−1's
     for i in range(n):
         parent = int(P[i, PARENT])
-        if parent < 0:
-            w_p, wd_p, vd_p = zero, zero, base
-        else:
-            w_p, wd_p, vd_p = _row(W, parent, W_OMEGA), _row(W, parent, W_ALPHA), _row(W, parent, W_ACC)
+        if parent != i - 1:                       # not the link just computed (kept in registers)
+            if parent < 0:
+                w_p, wd_p, vd_p = zero, zero, base
+            else:
+                w_p, wd_p, vd_p = _row(W, parent, W_OMEGA), _row(W, parent, W_ALPHA), _row(W, parent, W_ACC)
         p = _row(W, i, P_ROW)
         origin_acc = _add(vd_p, _add(_cross(wd_p, p), _cross(w_p, _cross(w_p, p))))
         w = _mat_t_vec(W, i, R_ROW, w_p)                              # parent → link frame
@@ -358,13 +360,25 @@ def _rnea_state(P, Q, QD, QDD, k, terms, W):
         _put(W, i, W_FORCE, _add(_scale(P[i, MASS], vd), _add(_cross(wd, h), _cross(w, _cross(w, h)))))
         Iw = _packed_mat_vec(P, i, INERTIA, w)
         _put(W, i, W_MOMENT, _add(_packed_mat_vec(P, i, INERTIA, wd), _add(_cross(w, Iw), _cross(h, vd))))
-    for i in range(n - 1, -1, -1):                                    # 3.3-56, 3.3-57
+        w_p, wd_p, vd_p = w, wd, vd
+    # 3.3-56, 3.3-57: each link's wrench carried to its parent; to link i−1 in registers (a
+    # chain's whole backward pass), to another parent through W.  The sums are formed in
+    # the same order either way (children with larger indices first).
+    carried, f_child, moment_child = False, zero, zero
+    for i in range(n - 1, -1, -1):
+        f, moment = _row(W, i, W_FORCE), _row(W, i, W_MOMENT)
+        if carried:
+            f, moment = _add(f, f_child), _add(moment, moment_child)
+            _put(W, i, W_FORCE, f)
+            _put(W, i, W_MOMENT, moment)
         parent = int(P[i, PARENT])
+        carried = parent >= 0 and parent == i - 1
         if parent >= 0:
-            f = _mat_vec(W, i, R_ROW, _row(W, i, W_FORCE))
-            _accumulate(W, parent, W_FORCE, f)
-            moment = _add(_mat_vec(W, i, R_ROW, _row(W, i, W_MOMENT)), _cross(_row(W, i, P_ROW), f))
-            _accumulate(W, parent, W_MOMENT, moment)
+            f_child = _mat_vec(W, i, R_ROW, f)
+            moment_child = _add(_mat_vec(W, i, R_ROW, moment), _cross(_row(W, i, P_ROW), f_child))
+            if not carried:
+                _accumulate(W, parent, W_FORCE, f_child)
+                _accumulate(W, parent, W_MOMENT, moment_child)
 
 
 @_jit

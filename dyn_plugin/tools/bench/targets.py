@@ -19,7 +19,7 @@ from .operations import PIN_CALLS, REFERENCE_KINDS
 if TYPE_CHECKING:
     from .results import BenchResult
 
-__all__ = ["BATCH_TIME_TARGETS", "EFFICIENCY_TARGET", "FRICTION_LIMIT", "FRICTION_OPS", "GENERATED_BACKEND",
+__all__ = ["BACKEND_TARGETS", "BATCH_TIME_TARGETS", "EFFICIENCY_TARGET", "FRICTION_LIMIT", "FRICTION_OPS", "GENERATED_BACKEND",
            "PARALLEL_SPEEDUP_TARGETS",
            "TARGETS", "TARGET_BATCH", "TARGET_ROBOT", "TARGET_SIZES", "all_cores_measured", "evaluate_targets",
            "target_label"]
@@ -46,6 +46,8 @@ TARGETS = (
     ("dFD", "single", 2.0),
     ("dFD", "batch", 1.0),
 )
+# Tighter limits for one backend (issue #16: the generic recursion, one state, ≤ 0.8× pinocchio's time):
+BACKEND_TARGETS = {("newton_euler", "ID", "single"): 0.8, ("newton_euler", "FD", "single"): 0.8}
 # The generated backend at TARGET_BATCH states on all cores:
 GENERATED_BACKEND = "symbolic_numba"
 BATCH_TIME_TARGETS = (("ID", 50.0), ("FD", 150.0), ("M", 40.0))     # ns per state at most
@@ -101,7 +103,7 @@ def _target(backend, op, N, label, measure, value, relation, limit, unit="×", w
 def _speed_targets(result, backend) -> list:
     out = []
     for op, kind, limit in TARGETS:
-        N = TARGET_SIZES[kind]
+        N, limit = TARGET_SIZES[kind], BACKEND_TARGETS.get((backend, op, kind), limit)
         meas = result.find(TARGET_ROBOT, op, backend, N)
         if meas is None or not meas.ratio:
             continue
