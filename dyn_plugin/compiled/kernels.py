@@ -253,24 +253,35 @@ def _placements(P, Q, k, W):
 
 
 @_jit
+def _bad_shape(n, x) -> bool:
+    """x is not n adjacent entries (only :func:`entry_point` lets such an array through)."""
+    return x.shape[0] != n or x.strides[0] != 8
+
+
+@_jit
+def _zero_if_finite(x):
+    """Σ x_i·0 over the entries of the vector x: 0.0 when all are finite, else NaN (inf·0
+    and NaN·0 are NaN).  A multiply-add an entry and no branch: testing the entries one by
+    one took an eighth of a one-state inverse dynamics."""
+    zero = 0.0
+    for i in range(x.shape[0]):
+        zero += x[i] * 0.0
+    return zero
+
+
+@_jit
 def _check(n, x):
     """Status of one joint-space vector: OK, BAD_SHAPE (a length other than n, or entries
-    not adjacent, which only :func:`entry_point` lets through) or NOT_FINITE."""
-    if x.shape[0] != n or x.strides[0] != 8:
+    not adjacent) or NOT_FINITE."""
+    if _bad_shape(n, x):
         return BAD_SHAPE
-    for i in range(n):
-        if not np.isfinite(x[i]):
-            return NOT_FINITE
-    return OK
+    return OK if _zero_if_finite(x) == 0.0 else NOT_FINITE
 
 
 @_jit
 def _finite_result(x):
     """OK when every entry of the result vector x is finite, else NOT_FINITE_RESULT (overflow)."""
-    for i in range(x.shape[0]):
-        if not np.isfinite(x[i]):
-            return NOT_FINITE_RESULT
-    return OK
+    return OK if _zero_if_finite(x) == 0.0 else NOT_FINITE_RESULT
 
 
 @_jit
@@ -402,12 +413,10 @@ def _torques(P, Q, QD, QDD, k, terms, TAU, W):
 
 @_jit
 def _status(n, q, qd, qdd):
-    status = _check(n, q)
-    if status == OK:
-        status = _check(n, qd)
-    if status == OK:
-        status = _check(n, qdd)
-    return status
+    """Status of three joint-space vectors (see _check)."""
+    if _bad_shape(n, q) or _bad_shape(n, qd) or _bad_shape(n, qdd):
+        return BAD_SHAPE
+    return OK if _zero_if_finite(q) + _zero_if_finite(qd) + _zero_if_finite(qdd) == 0.0 else NOT_FINITE
 
 
 @_jit
@@ -557,8 +566,8 @@ def _mass_matrix_rows(P, Q, H):
 def mass_matrix_single(P, q, H):
     """M(q) (n, n) of one state into H; returns a status code."""
     n = P.shape[0] - 1
-    status = _check(n, q)
-    if status == OK and H.shape[0] == n and H.shape[1] == n:
+    status = _check(n, q) if H.shape[0] == n and H.shape[1] == n else BAD_SHAPE
+    if status == OK:
         _mass_matrix_rows(P, _one(q), H[None])
         for i in range(n):
             status |= _finite_result(H[i])
