@@ -7,6 +7,11 @@ pivoting, the first r pivots (|R_kk| > tol |R_00|) span the columns: they are th
 columns, and every other column is Y_d = Y_b K with K = R_11⁻¹ R_12.  Hence
 Y θ = Y_b (θ_b + K θ_d) = Y_b β: each base parameter β_k is its own standard parameter
 plus a linear combination of the dependent ones (:meth:`BaseParameters.formulas`).
+
+The pivoting is LAPACK's rule (the largest remaining column norm) with one change: columns
+whose norms tie to rounding (many do: a parameter that enters only as another does) are
+taken in the order of the standard parameters, so that the choice does not depend on the
+rounding of the machine's BLAS (:func:`pivoted_qr`).
 """
 
 from __future__ import annotations
@@ -108,7 +113,7 @@ def base_parameters(model, states: int = None, tolerance: float = DEFAULT_TOLERA
     norms = np.linalg.norm(Y, axis=0)
     zero = norms <= tolerance * norms.max()
     live = np.flatnonzero(~zero)
-    _, R, perm = scipy.linalg.qr(Y[:, live], mode="economic", pivoting=True)
+    R, perm = pivoted_qr(Y[:, live], tolerance)
     diagonal = np.abs(np.diag(R))
     r = int(np.sum(diagonal > tolerance * diagonal[0]))
     K = scipy.linalg.solve_triangular(R[:r, :r], R[:r, r:])
@@ -118,3 +123,30 @@ def base_parameters(model, states: int = None, tolerance: float = DEFAULT_TOLERA
     dep_order = np.argsort(dependent)
     return BaseParameters(parameter_names(model), independent[order], dependent[dep_order],
                           np.flatnonzero(zero), K[order][:, dep_order], tolerance)
+
+
+TIE = 1e-9          # column norms within this relative distance are equal (rounding apart)
+
+
+def pivoted_qr(A, tolerance: float = 0.0):
+    """``(R, order)`` with A[:, order] = Q R (Householder reflections, Golub & Van Loan §5.4.1,
+    as LAPACK's geqp3): at each step the column of largest remaining norm, and among columns
+    within :data:`TIE` of it the one first in A.  R is (min(m, k), k); once every remaining
+    norm is at most ``tolerance`` × |R_00| the rest of R is zero."""
+    A = np.array(A, dtype=float)
+    m, k = A.shape
+    order = np.arange(k)
+    steps = min(m, k)
+    for j in range(steps):
+        norms = np.einsum("ij,ij->j", A[j:, j:], A[j:, j:])          # squared
+        largest = norms.max()
+        if largest == 0.0 or (j > 0 and largest <= (tolerance * abs(A[0, 0])) ** 2):
+            A[j:, j:] = 0.0
+            break
+        near = np.flatnonzero(norms >= (1.0 - 2.0 * TIE) * largest)
+        pick = j + near[np.argmin(order[j + near])]
+        A[:, [j, pick]], order[[j, pick]] = A[:, [pick, j]], order[[pick, j]]
+        v = A[j:, j].copy()
+        v[0] += np.copysign(np.sqrt(v @ v), v[0])                    # x + sign(x₀)|x| e₀
+        A[j:, j:] -= np.outer(v, (2.0 / (v @ v)) * (v @ A[j:, j:]))
+    return np.triu(A[:steps]), order
