@@ -112,8 +112,9 @@ def test_single_state_and_batch_shapes(bundled, backend, states):
     assert be.mass_matrix(s.q[0]).shape == (n, n)
     assert be.mass_matrix(s.q).shape == (4, n, n)
     assert be.coriolis_matrix(s.q, s.qd).shape == (4, n, n)
-    np.testing.assert_array_equal(be.inverse_dynamics(s.q, s.qd, s.qdd)[2],
-                                  be.inverse_dynamics(s.q[2], s.qd[2], s.qdd[2]))
+    # a batch may run other code than one state (newton_euler's across SIMD lanes): to rounding
+    batch, single = be.inverse_dynamics(s.q, s.qd, s.qdd)[2], be.inverse_dynamics(s.q[2], s.qd[2], s.qdd[2])
+    assert np.max(np.abs(batch - single) / np.maximum(1.0, np.abs(single))) <= 1e-13
 
 
 def test_gravity_is_settable(bundled, states):

@@ -1,12 +1,15 @@
-"""Forward dynamics across SIMD lanes (dyn_plugin.compiled.articulated_lanes), the batch
-path of ``newton_euler``'s forward dynamics, against pinocchio's ``aba``.
+"""The recursions across SIMD lanes (dyn_plugin.compiled.link_lanes), the batch path of
+``newton_euler``'s inverse dynamics (and its bias, gravity and velocity terms) and forward
+dynamics, against pinocchio's ``rnea``, ``nonLinearEffects``, ``computeGeneralizedGravity``
+and ``aba``.
 
-Each state's q̈ must reproduce τ through pinocchio's own ``rnea`` to 1e-12 (backward error)
-and equal ``aba``'s to 1e-15·cond(M) (the accuracy of any backward-stable solve), on the
-bundled robots, on random trees with branches, prismatic joints and fixed joints, and with
-armature.  Batches of 45 states leave a partial block of lanes.  Also: a state's result
-does not depend on its place in the batch or on the number of workers (bit for bit), and
-an angle beyond the vectorised sine's exact range takes the per-state kernel.
+τ must equal pinocchio's to 1e-12 relative to max(1, |τ|); each state's q̈ must reproduce τ
+through pinocchio's own ``rnea`` to 1e-12 (backward error) and equal ``aba``'s to
+1e-15·cond(M) (the accuracy of any backward-stable solve); on the bundled robots, on random
+trees with branches, prismatic joints and fixed joints, and with armature.  Batches of 45
+states leave a partial block of lanes.  Also: a state's result does not depend on its place
+in the batch or on the number of workers (bit for bit), and an angle beyond the vectorised
+sine's exact range takes the per-state kernel.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import pinocchio as pin
 import pytest
 
 import dyn_plugin as dp
-from dyn_plugin.compiled import articulated_lanes, kernels
+from dyn_plugin.compiled import link_lanes, kernels
 from dyn_plugin.compiled.lanes import EXACT_RANGE
 from dyn_plugin.urdf import urdf_text
 from pinocchio_twin import PinocchioTwin
@@ -53,42 +56,72 @@ def _pinocchio_check(model, armature, q, qd, tau, qdd):
         assert error <= max(1e-13, 1e-15 * np.linalg.cond(M)), (k, error)
 
 
+def _case(index, with_armature):
+    """Model ``index``, its armature (zeros or 0.05..0.3), its newton_euler backend and 45 states."""
+    model = MODELS[index]
+    armature = np.linspace(0.05, 0.3, model.n) if with_armature else np.zeros(model.n)
+    return model, armature, dp.get_backend("newton_euler", model, armature=armature), _states(model, 45, seed=index)
+
+
+def _rel(a, b):
+    return float(np.max(np.abs(a - b) / np.maximum(1.0, np.abs(b))))
+
+
+@pytest.mark.parametrize("index", range(len(MODELS)), ids=[f"{m.name}-{i}" for i, m in enumerate(MODELS)])
+@pytest.mark.parametrize("with_armature", [False, True], ids=["rigid", "armature"])
+def test_batch_inverse_dynamics_and_its_terms_equal_pinocchio(index, with_armature):
+    model, armature, be, (q, qd, qdd) = _case(index, with_armature)
+    twin = PinocchioTwin(model, urdf_text(model))
+    twin.pm.armature[twin.iv] = armature
+    ours = {"rnea": be.inverse_dynamics(q, qd, qdd), "nonLinearEffects": be.bias_forces(q, qd),
+            "computeGeneralizedGravity": be.gravity_torques(q)}
+    for k in range(len(q)):
+        pq, pv = twin.pin_q(q[k]), twin.pin_v(qd[k])
+        theirs = {"rnea": pin.rnea(twin.pm, twin.pd, pq, pv, twin.pin_v(qdd[k])),
+                  "nonLinearEffects": pin.nonLinearEffects(twin.pm, twin.pd, pq, pv),
+                  "computeGeneralizedGravity": pin.computeGeneralizedGravity(twin.pm, twin.pd, pq)}
+        for call, value in theirs.items():
+            assert _rel(ours[call][k], value[twin.iv]) <= 1e-12, (call, k)
+
+
 @pytest.mark.parametrize("index", range(len(MODELS)), ids=[f"{m.name}-{i}" for i, m in enumerate(MODELS)])
 @pytest.mark.parametrize("with_armature", [False, True], ids=["rigid", "armature"])
 def test_batch_forward_dynamics_equals_pinocchio(index, with_armature):
-    model = MODELS[index]
-    armature = np.linspace(0.05, 0.3, model.n) if with_armature else np.zeros(model.n)
-    be = dp.get_backend("newton_euler", model, armature=armature)
-    q, qd, tau = _states(model, 45, seed=index)
+    model, armature, be, (q, qd, tau) = _case(index, with_armature)
     qdd = be.forward_dynamics(q, qd, tau)
     _pinocchio_check(model, armature, q, qd, tau, qdd)
 
 
-def test_a_state_is_the_same_wherever_it_stands_in_a_batch():
+@pytest.mark.parametrize("method", ["inverse_dynamics", "forward_dynamics"])
+def test_a_state_is_the_same_wherever_it_stands_in_a_batch(method):
     be = dp.get_backend("newton_euler", MODELS[-3])
-    q, qd, tau = _states(be.model, 50, seed=5)
-    batch = be.forward_dynamics(q, qd, tau)
-    assert np.array_equal(be.forward_dynamics(q[3:], qd[3:], tau[3:]), batch[3:])
+    f = getattr(be, method)
+    q, qd, x = _states(be.model, 50, seed=5)
+    batch = f(q, qd, x)
+    assert np.array_equal(f(q[3:], qd[3:], x[3:]), batch[3:])
     for k in (0, 17, 49):                             # a lane of a full block, alone in a block of one
-        assert np.array_equal(be.forward_dynamics(q[k:k + 1], qd[k:k + 1], tau[k:k + 1])[0], batch[k])
+        assert np.array_equal(f(q[k:k + 1], qd[k:k + 1], x[k:k + 1])[0], batch[k])
 
 
-def test_workers_give_the_same_bits():
+@pytest.mark.parametrize("method", ["inverse_dynamics", "forward_dynamics"])
+def test_workers_give_the_same_bits(method):
     be = dp.get_backend("newton_euler", dp.load_robot("puma560"))
-    q, qd, tau = _states(be.model, kernels.PARALLEL_FROM + 3 * articulated_lanes.BLOCK + 5, seed=2)
+    f = getattr(be, method)
+    q, qd, x = _states(be.model, kernels.PARALLEL_FROM + 3 * link_lanes.BLOCK + 5, seed=2)
     with dp.using_workers(1):
-        one = be.forward_dynamics(q, qd, tau)
+        one = f(q, qd, x)
     with dp.using_workers(2):
-        two = be.forward_dynamics(q, qd, tau)
+        two = f(q, qd, x)
     assert np.array_equal(one, two)
 
 
 def test_an_angle_beyond_the_exact_range_takes_the_per_state_kernel():
     model = dp.load_robot("puma560")
     be = dp.get_backend("newton_euler", model)
-    q, qd, tau = _states(model, 40, seed=3)
+    q, qd, x = _states(model, 40, seed=3)
     q[20, 2] = 3.0 * EXACT_RANGE                     # its block of lanes: states 16..31
-    qdd = be.forward_dynamics(q, qd, tau)
-    per_state = np.array([be.forward_dynamics(q[k], qd[k], tau[k]) for k in range(16, 32)])
-    assert np.array_equal(qdd[16:32], per_state)     # the per-state kernel, bit for bit
-    _pinocchio_check(model, np.zeros(model.n), q, qd, tau, qdd)
+    tau, qdd = be.inverse_dynamics(q, qd, x), be.forward_dynamics(q, qd, x)
+    for k in range(16, 32):                          # the per-state kernels, bit for bit
+        assert np.array_equal(tau[k], be.inverse_dynamics(q[k], qd[k], x[k]))
+        assert np.array_equal(qdd[k], be.forward_dynamics(q[k], qd[k], x[k]))
+    _pinocchio_check(model, np.zeros(model.n), q, qd, x, qdd)

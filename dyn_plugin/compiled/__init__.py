@@ -28,7 +28,7 @@ import numpy as np
 from ..terms import Terms, as_terms
 from ..arrays import contiguous
 from ..loops import for_size
-from . import articulated_lanes, derivatives, kernels
+from . import link_lanes, derivatives, kernels
 from .layout import pack_model
 
 __all__ = ["CompiledDynamics", "NO_SINGLE_STATE_PATH", "SingleStateKernels", "implicit_derivatives", "pack_model",
@@ -133,7 +133,7 @@ class CompiledDynamics:
 
     def _torques(self, q, qd, qdd, terms: int):
         tau = np.empty(q.shape)
-        for_size(kernels.inverse_dynamics_batch, len(q))(self.packed, q, qd, qdd, terms, tau)
+        for_size(link_lanes.inverse_dynamics_batch, len(q))(self.packed, q, qd, qdd, terms, tau)
         return tau
 
     def mass_matrix(self, q):
@@ -145,10 +145,10 @@ class CompiledDynamics:
 
     def forward_dynamics(self, q, qd, tau):
         """q̈ (N, n) by the articulated-body algorithm, armature included, across SIMD lanes
-        (:mod:`.articulated_lanes`)."""
+        (:mod:`.link_lanes`)."""
         q, qd, tau = contiguous(q, qd, tau)
         qdd = np.empty(q.shape)
-        for_size(articulated_lanes.forward_dynamics_batch, len(q))(self.packed, q, qd, tau, qdd)
+        for_size(link_lanes.forward_dynamics_batch, len(q))(self.packed, q, qd, tau, qdd)
         return qdd
 
     def joint_wrenches(self, q, qd, qdd):

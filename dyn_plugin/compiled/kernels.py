@@ -15,8 +15,9 @@ algorithm has
   compiled for exactly one signature by :func:`single`, and keeping the GIL;
 * ``<algo>_batch``: a (serial, parallel) pair of loops over N states, CHUNK states per
   call of the rows loop, so memory stays bounded for any N; the parallel one from
-  PARALLEL_FROM states.  (Forward dynamics batches run across SIMD lanes instead:
-  :mod:`.articulated_lanes`, which falls back on ``_forward_dynamics_rows``.)
+  PARALLEL_FROM states.  (Batches of inverse and forward dynamics run across SIMD lanes
+  instead: :mod:`.link_lanes`, which falls back on ``_inverse_dynamics_rows`` and
+  ``_forward_dynamics_rows`` for angles its sine cannot take.)
 
 ``P`` is the packed model of :mod:`.layout`.  3-vectors travel as tuples, which numba
 keeps in registers.  Compiled once per machine: ``cache=True`` stores the machine code
@@ -448,17 +449,6 @@ def bias_single(P, q, qd, tau):
         _inverse_dynamics_rows(P, _one(q), _one(qd), _one(q), TERM_BIAS, _one(tau))
         status = _finite_result(tau)
     return status
-
-
-def _inverse_dynamics_batch(P, Q, QD, QDD, terms, TAU):
-    """The ``terms`` of τ (N, n) into ``TAU``, CHUNK states per task."""
-    N = Q.shape[0]
-    for chunk in nb.prange((N + CHUNK - 1) // CHUNK):
-        rows = slice(chunk * CHUNK, min(N, (chunk + 1) * CHUNK))
-        _inverse_dynamics_rows(P, Q[rows], QD[rows], QDD[rows], terms, TAU[rows])
-
-
-inverse_dynamics_batch = _serial_and_parallel(_inverse_dynamics_batch)   # (serial, parallel)
 
 
 @_jit
