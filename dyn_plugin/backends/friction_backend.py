@@ -312,11 +312,10 @@ class FrictionBackend(Backend):
         return super().inverse_dynamics(q, qd, qdd)
 
     def _batch_inverse_dynamics(self, q, qd, qdd):
-        if self._short:
+        if self._short:                                      # friction added in place: τ is a new array
             tau = _rigid(self.rigid, "inverse_dynamics", q, qd, qdd)
-            out = np.empty(q.shape)
-            law.compiled().added(self._table, *contiguous(qd, qdd, tau), out)
-            return out
+            law.compiled().added(self._table, *contiguous(qd, qdd, tau), tau)
+            return tau
         return self._breakdown(q, qd, qdd).input
 
     def _batch_inverse_dynamics_loaded(self, q, qd, qdd, load):
