@@ -36,23 +36,24 @@ def test_a_nan_that_no_result_reads_is_named(puma, N, workers):
 
 @pytest.mark.parametrize("N", SIZES)
 @pytest.mark.parametrize("method, bad", [("inverse_dynamics", "qdd"), ("forward_dynamics", "tau"),
-                                         ("bias_forces", "qd")])
+                                         ("bias_forces", "qd"), ("inverse_dynamics_derivatives", "qd")])
 def test_an_infinite_input_is_named(puma, N, method, bad):
     be, _ = puma
     q, qd, third = _states(N)
-    arrays = {"inverse_dynamics": (q, qd, third), "forward_dynamics": (q, qd, third), "bias_forces": (q, qd)}[method]
+    arrays = {"bias_forces": (q, qd)}.get(method, (q, qd, third))
     arrays[{"q": 0, "qd": 1}.get(bad, 2)][N // 2, 3] = -np.inf
     with pytest.raises(InputError, match=rf"{bad} has a non-finite entry .*'joint4'.*state {N // 2}"):
         getattr(be, method)(*arrays)
 
 
 @pytest.mark.parametrize("N", SIZES)
-def test_an_overflowing_result_is_named(puma, N):
+@pytest.mark.parametrize("method", ["inverse_dynamics", "inverse_dynamics_derivatives"])
+def test_an_overflowing_result_is_named(puma, N, method):
     be, _ = puma
     q, qd, qdd = _states(N)
     qd[N - 1] = 1e200
-    with pytest.raises(NumericalError, match=rf"inverse_dynamics of robot 'puma560' overflowed.*state {N - 1}"):
-        be.inverse_dynamics(q, qd, qdd)
+    with pytest.raises(NumericalError, match=rf"{method} of robot 'puma560' overflowed.*state {N - 1}"):
+        getattr(be, method)(q, qd, qdd)
 
 
 @pytest.mark.parametrize("N", SIZES)
@@ -84,3 +85,5 @@ def test_checked_batches_equal_pinocchio(puma, N):
                            ("mass_matrix", (q,)), ("bias_forces", (q, qd))]:
         ours, theirs = getattr(be, method)(*arrays), getattr(ref, method)(*arrays)
         assert np.abs(ours - theirs).max() <= 1e-12 * max(1.0, np.abs(theirs).max()), method
+    for ours, theirs in zip(be.inverse_dynamics_derivatives(q, qd, third), ref.inverse_dynamics_derivatives(q, qd, third)):
+        assert np.abs(ours - theirs).max() <= 1e-12 * max(1.0, np.abs(theirs).max())

@@ -291,7 +291,7 @@ class SymbolicBackend(SingleStateFastPath, Backend):
         return (out, total == 0.0) if checked else out
 
     _CHECKING = frozenset({"_batch_inverse_dynamics", "_batch_mass_matrix", "_batch_bias_forces",
-                           "_batch_forward_dynamics"})
+                           "_batch_forward_dynamics", "_batch_inverse_dynamics_derivatives"})
 
     def _checking_batch(self, method):
         if self.lang == "numba" and getattr(method, "__self__", None) is self and method.__name__ in self._CHECKING:
@@ -342,11 +342,14 @@ class SymbolicBackend(SingleStateFastPath, Backend):
                 pass
         return super().forward_dynamics_derivatives(q, qd, tau)
 
-    def _batch_inverse_dynamics_derivatives(self, q, qd, qdd):
+    def _batch_inverse_dynamics_derivatives(self, q, qd, qdd, checked=False):
         from ..symbolic.derivative_code import STACKED
 
         n = self.model.n
-        D = self._loop(STACKED, (len(q), 2, n, n), q, qd, qdd, module=self.derivative_code.module)
+        D = self._loop(STACKED, (len(q), 2, n, n), q, qd, qdd, module=self.derivative_code.module, checked=checked)
+        if checked:
+            D, finite = D
+            return (D[:, 0], D[:, 1]), finite
         return D[:, 0], D[:, 1]
 
     def _batch_inverse_dynamics(self, q, qd, qdd, checked=False):

@@ -50,10 +50,11 @@ def implicit_derivatives(A, dq, dv):
     dynamics' dq = ∂τ/∂q, dv = ∂τ/∂q̇: the derivatives of forward dynamics (implicit
     functions), by Gaussian elimination with partial pivoting per state (A need not be
     symmetric); a singular A gives NaN in its A⁻¹."""
-    A, dq, dv = contiguous(A, dq, dv)
-    dq, dv, inverse = dq.copy(), dv.copy(), np.empty(A.shape)
-    for_size(derivatives.implicit_batch, len(A))(A, dq, dv, inverse)
-    return dq, dv, inverse
+    (A,) = contiguous(A)
+    out_q, out_v, inverse = np.empty(A.shape), np.empty(A.shape), np.empty(A.shape)
+    for_size(derivatives.implicit_batch, len(A))(A, np.asarray(dq, dtype=float), np.asarray(dv, dtype=float),
+                                                  out_q, out_v, inverse)
+    return out_q, out_v, inverse
 
 
 class SingleStateKernels(NamedTuple):

@@ -284,12 +284,15 @@ def _forward_dynamics_derivatives_rows(P, Q, QD, TAU, QDD, DQ, DV, MINV):
             MINV[k, 0, 0] = np.nan
 
 
-def _implicit_batch(A, DQ, DV, MINV):
-    """:func:`_implicit` for every state: A, DQ, DV, MINV (N, n, n)."""
+def _implicit_batch(A, DQ_IN, DV_IN, DQ, DV, MINV):
+    """:func:`_implicit` for every state: A, MINV (N, n, n); DQ_IN, DV_IN (N, n, n, any
+    strides: views of a stacked result need no copy) into DQ, DV, each state's copied in
+    the parallel loop (a serial copy of the whole inputs cost more than the solves)."""
     N, n = A.shape[0], A.shape[1]
     for chunk in nb.prange((N + CHUNK - 1) // CHUNK):
         X = np.empty((n, 4 * n))
         for k in range(chunk * CHUNK, min(N, (chunk + 1) * CHUNK)):
+            DQ[k], DV[k] = DQ_IN[k], DV_IN[k]
             if not _implicit(A[k], DQ[k], DV[k], MINV[k], X):
                 MINV[k, 0, 0] = np.nan
 
