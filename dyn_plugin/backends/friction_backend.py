@@ -81,6 +81,14 @@ from ..arrays import contiguous
 from .base import Backend, batch_args, check_finite
 from .registry import backend_class, backends, declared, get_backend
 
+_F64 = np.dtype(np.float64)
+
+
+def _entry_of(kernel):
+    from ..compiled.kernels import entry_of      # numba is imported on first use only
+
+    return entry_of(kernel)
+
 
 @dataclasses.dataclass(frozen=True)
 class TorqueBreakdown:
@@ -217,8 +225,10 @@ class FrictionBackend(Backend):
         # one state in one compiled call: the law composed with the rigid backend's kernels
         found = (self.rigid.single_state_kernels() if self._short and not self._diagonal
                  and type(self.rigid).can("single_state_kernels") else None)
-        self._fused = None if found is None else (law.fused("inverse_dynamics", found[0][0]),
-                                                  law.fused("forward_dynamics", found[0][1]), found[1])
+        # past numba's dispatcher, which spent ~0.2 µs typing the six arguments: the callers
+        # check that the three states are float64 vectors (see compiled.kernels.entry_point)
+        self._fused = None if found is None else (_entry_of(law.fused("inverse_dynamics", found[0][0])),
+                                                  _entry_of(law.fused("forward_dynamics", found[0][1])), found[1])
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}({self.model.name!r}, n={self.model.n}, friction={self.friction.name!r}, "
@@ -297,9 +307,10 @@ class FrictionBackend(Backend):
         if self._fused is not None and getattr(q, "ndim", 0) == 1:     # one state, one compiled call
             tau = np.empty(self.model.n)
             try:
-                if self._fused[0](self._fused[2], self._table, q, qd, qdd, tau) == law.OK:
+                if q.ndim == qd.ndim == qdd.ndim == 1 and q.dtype is qd.dtype is qdd.dtype is _F64 \
+                        and self._fused[0](self._fused[2], self._table, q, qd, qdd, tau) == law.OK:
                     return tau
-            except TypeError:                                # not float64 vectors: the validating path
+            except (AttributeError, TypeError):              # not float64 vectors: the validating path
                 pass
             return super().inverse_dynamics(q, qd, qdd)
         if self._short and getattr(q, "ndim", 0) == 1:      # one state: the rigid body's τ, then friction
@@ -473,9 +484,10 @@ class FrictionBackend(Backend):
         if self._fused is not None and getattr(q, "ndim", 0) == 1:     # one state, one compiled call
             qdd = np.empty(self.model.n)
             try:
-                if self._fused[1](self._fused[2], self._table, q, qd, tau, qdd) == law.OK:
+                if q.ndim == qd.ndim == tau.ndim == 1 and q.dtype is qd.dtype is tau.dtype is _F64 \
+                        and self._fused[1](self._fused[2], self._table, q, qd, tau, qdd) == law.OK:
                     return qdd
-            except TypeError:                                # not float64 vectors: the validating path
+            except (AttributeError, TypeError):              # not float64 vectors: the validating path
                 pass
             return super().forward_dynamics(q, qd, tau)
         if self._short and getattr(q, "ndim", 0) == 1:      # one state, sliding or without dry friction

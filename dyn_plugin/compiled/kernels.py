@@ -850,7 +850,13 @@ def entry_point(name: str, signatures: dict = _SIGNATURES):
 
 @functools.lru_cache(maxsize=None)
 def _entry_point(py_func, signature: str):
-    kernel = _typed(py_func, signature)
+    return entry_of(_typed(py_func, signature))
+
+
+def entry_of(kernel):
+    """The compiled entry point of ``kernel``, a numba dispatcher compiled for exactly one
+    signature (see :func:`entry_point` for what its caller must check), or ``kernel``
+    itself should numba's internals change."""
     try:
         (compiled,) = kernel.overloads.values()
         return compiled.entry_point
