@@ -28,7 +28,7 @@ import numpy as np
 from ..terms import Terms, as_terms
 from ..arrays import contiguous
 from ..loops import for_size
-from . import link_lanes, derivatives, kernels
+from . import derivatives, kernels, link_lanes
 from .layout import pack_model
 
 __all__ = ["CompiledDynamics", "NO_SINGLE_STATE_PATH", "SingleStateKernels", "implicit_derivatives", "pack_model",

@@ -262,8 +262,7 @@ def _bad_shape(n, x) -> bool:
 @_jit
 def _zero_if_finite(x):
     """Σ x_i·0 over the entries of the vector x: 0.0 when all are finite, else NaN (inf·0
-    and NaN·0 are NaN).  A multiply-add an entry and no branch: testing the entries one by
-    one took an eighth of a one-state inverse dynamics."""
+    and NaN·0 are NaN); a multiply-add an entry and no branch."""
     zero = 0.0
     for i in range(x.shape[0]):
         zero += x[i] * 0.0
