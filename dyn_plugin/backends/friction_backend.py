@@ -77,11 +77,9 @@ from ..friction.law import direction
 from ..friction.parameters import FrictionModel, resolve_friction
 from ..friction.stiction import solve_box_qp, sticking
 from ..kinematics import rotation_from_z
-from ..arrays import contiguous
+from ..arrays import FLOAT64, contiguous
 from .base import Backend, batch_args, check_finite
 from .registry import backend_class, backends, declared, get_backend
-
-_F64 = np.dtype(np.float64)
 
 
 def _entry_of(kernel):
@@ -307,7 +305,7 @@ class FrictionBackend(Backend):
         if self._fused is not None and getattr(q, "ndim", 0) == 1:     # one state, one compiled call
             tau = np.empty(self.model.n)
             try:
-                if q.ndim == qd.ndim == qdd.ndim == 1 and q.dtype is qd.dtype is qdd.dtype is _F64 \
+                if q.ndim == qd.ndim == qdd.ndim == 1 and q.dtype is qd.dtype is qdd.dtype is FLOAT64 \
                         and self._fused[0](self._fused[2], self._table, q, qd, qdd, tau) == law.OK:
                     return tau
             except (AttributeError, TypeError):              # not float64 vectors: the validating path
@@ -484,7 +482,7 @@ class FrictionBackend(Backend):
         if self._fused is not None and getattr(q, "ndim", 0) == 1:     # one state, one compiled call
             qdd = np.empty(self.model.n)
             try:
-                if q.ndim == qd.ndim == tau.ndim == 1 and q.dtype is qd.dtype is tau.dtype is _F64 \
+                if q.ndim == qd.ndim == tau.ndim == 1 and q.dtype is qd.dtype is tau.dtype is FLOAT64 \
                         and self._fused[1](self._fused[2], self._table, q, qd, tau, qdd) == law.OK:
                     return qdd
             except (AttributeError, TypeError):              # not float64 vectors: the validating path

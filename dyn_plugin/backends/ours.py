@@ -14,12 +14,12 @@ from ..algorithms import composite_rigid_body as crba
 from ..algorithms import lagrange_euler as le
 from ..algorithms import newton_euler as ne
 from ..compiled import NO_SINGLE_STATE_PATH, CompiledDynamics, kernels
+from ..arrays import FLOAT64
 from ..errors import InputError
 from ..terms import Terms
 from .base import Backend, batch_args, check_finite
 
 _empty = np.empty            # one global lookup instead of two, on the one-state paths
-_F64 = np.dtype(np.float64)
 
 
 def _armature(armature, model) -> np.ndarray:
@@ -140,7 +140,7 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
             return Backend.inverse_dynamics(self, q, qd, qdd, f_ext)
         tau = _empty(self._n)
         try:
-            if q.ndim == qd.ndim == qdd.ndim == 1 and q.dtype is qd.dtype is qdd.dtype is _F64 \
+            if q.ndim == qd.ndim == qdd.ndim == 1 and q.dtype is qd.dtype is qdd.dtype is FLOAT64 \
                     and self._inverse_entry(self._packed, q, qd, qdd, tau) == 0:
                 return tau
         except (AttributeError, TypeError):
@@ -152,7 +152,7 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
             return Backend.forward_dynamics(self, q, qd, tau, f_ext)
         qdd = _empty(self._n)
         try:
-            if q.ndim == qd.ndim == tau.ndim == 1 and q.dtype is qd.dtype is tau.dtype is _F64 \
+            if q.ndim == qd.ndim == tau.ndim == 1 and q.dtype is qd.dtype is tau.dtype is FLOAT64 \
                     and self._forward_entry(self._packed, q, qd, tau, qdd) == 0:
                 return qdd
         except (AttributeError, TypeError):
@@ -162,7 +162,7 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
     def mass_matrix(self, q):
         M = _empty(self._square)
         try:
-            if q.ndim == 1 and q.dtype is _F64 and self._mass_entry(self._packed, q, M) == 0:
+            if q.ndim == 1 and q.dtype is FLOAT64 and self._mass_entry(self._packed, q, M) == 0:
                 return M
         except (AttributeError, TypeError):
             pass
@@ -171,7 +171,7 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
     def bias_forces(self, q, qd):
         tau = _empty(self._n)
         try:
-            if q.ndim == qd.ndim == 1 and q.dtype is qd.dtype is _F64 \
+            if q.ndim == qd.ndim == 1 and q.dtype is qd.dtype is FLOAT64 \
                     and self._bias_entry(self._packed, q, qd, tau) == 0:
                 return tau
         except (AttributeError, TypeError):
@@ -182,7 +182,7 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
         if self.compiled:
             dq, dv = _empty(self._square), _empty(self._square)
             try:
-                if q.ndim == qd.ndim == qdd.ndim == 1 and q.dtype is qd.dtype is qdd.dtype is _F64 \
+                if q.ndim == qd.ndim == qdd.ndim == 1 and q.dtype is qd.dtype is qdd.dtype is FLOAT64 \
                         and self._fast.derivative_entry_points[0](self._packed, q, qd, qdd, dq, dv) == 0:
                     return dq, dv
             except (AttributeError, TypeError):
@@ -193,7 +193,7 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
         if self.compiled:
             dq, dv, minv = _empty(self._square), _empty(self._square), _empty(self._square)
             try:
-                if q.ndim == qd.ndim == tau.ndim == 1 and q.dtype is qd.dtype is tau.dtype is _F64 \
+                if q.ndim == qd.ndim == tau.ndim == 1 and q.dtype is qd.dtype is tau.dtype is FLOAT64 \
                         and self._fast.derivative_entry_points[1](self._packed, q, qd, tau, dq, dv, minv) == 0:
                     return dq, dv, minv
             except (AttributeError, TypeError):

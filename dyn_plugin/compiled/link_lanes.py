@@ -336,7 +336,7 @@ def _accelerations(P, X, i, parent, m_lanes):
 # -- a block of states --------------------------------------------------------------------------
 
 @_jit
-def _base(P, X):
+def _aba_base(P, X):
     """The base block n of the scratch: ω = v = 0, a = (0, −g), for every lane."""
     n = P.shape[0] - 1
     base = _block(X, n, ABA_QUANTITIES)
@@ -382,7 +382,7 @@ def _store_results(X, size, n, OUT, first, m_lanes):
 def forward_dynamics_lanes(P, Q, QD, TAU, QDD, start, stop, X):
     """q̈ of the states start..stop−1 (rows of Q, QD, TAU (N, n)) into QDD, LANES at a time,
     in the scratch X ((n + 1)·ABA_QUANTITIES·LANES entries: the links' blocks, then the
-    base's, which :func:`_base` sets).  A block of lanes with an angle beyond
+    base's, which :func:`_aba_base` sets).  A block of lanes with an angle beyond
     lanes.EXACT_RANGE runs the per-state kernel instead."""
     n = P.shape[0] - 1
     for first in range(start, stop, LANES):
@@ -406,7 +406,7 @@ def _forward_dynamics_batch(P, Q, QD, TAU, QDD):
     N, n = Q.shape[0], P.shape[0] - 1
     for block in nb.prange((N + BLOCK - 1) // BLOCK):
         X = np.empty((n + 1) * ABA_QUANTITIES * LANES)
-        _base(P, X)
+        _aba_base(P, X)
         forward_dynamics_lanes(P, Q, QD, TAU, QDD, block * BLOCK, min(N, (block + 1) * BLOCK), X)
 
 
