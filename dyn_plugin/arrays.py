@@ -15,7 +15,6 @@ import numpy as np
 
 from .errors import InputError, NumericalError
 
-FLOAT64 = np.dtype(np.float64)    # what the compiled one-state kernels take (tested with `is`)
 _REAL_KINDS = "fiu"      # numpy dtype kinds accepted as joint-space numbers: float, int, unsigned
 _DESCRIBED_KINDS = {"c": "complex numbers", "b": "booleans", "U": "text", "S": "bytes", "M": "dates",
                     "m": "time differences", "V": "structured records"}

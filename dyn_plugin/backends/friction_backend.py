@@ -77,13 +77,13 @@ from ..friction.law import direction
 from ..friction.parameters import FrictionModel, resolve_friction
 from ..friction.stiction import solve_box_qp, sticking
 from ..kinematics import rotation_from_z
-from ..arrays import FLOAT64, contiguous
+from ..arrays import contiguous
 from .base import Backend, batch_args, check_finite
 from .registry import backend_class, backends, declared, get_backend
 
 
 def _entry_of(kernel):
-    from ..compiled.kernels import entry_of      # numba is imported on first use only
+    from ..compiled.borrowed import entry_of     # numba is imported on first use only
 
     return entry_of(kernel)
 
@@ -305,10 +305,9 @@ class FrictionBackend(Backend):
         if self._fused is not None and getattr(q, "ndim", 0) == 1:     # one state, one compiled call
             tau = np.empty(self.model.n)
             try:
-                if q.ndim == qd.ndim == qdd.ndim == 1 and q.dtype is qd.dtype is qdd.dtype is FLOAT64 \
-                        and self._fused[0](self._fused[2], self._table, q, qd, qdd, tau) == law.OK:
+                if self._fused[0](self._fused[2], self._table, q, qd, qdd, tau) == law.OK:
                     return tau
-            except (AttributeError, TypeError):              # not float64 vectors: the validating path
+            except TypeError:                                # not float64 vectors: the validating path
                 pass
             return super().inverse_dynamics(q, qd, qdd)
         if self._short and getattr(q, "ndim", 0) == 1:      # one state: the rigid body's τ, then friction
@@ -482,10 +481,9 @@ class FrictionBackend(Backend):
         if self._fused is not None and getattr(q, "ndim", 0) == 1:     # one state, one compiled call
             qdd = np.empty(self.model.n)
             try:
-                if q.ndim == qd.ndim == tau.ndim == 1 and q.dtype is qd.dtype is tau.dtype is FLOAT64 \
-                        and self._fused[1](self._fused[2], self._table, q, qd, tau, qdd) == law.OK:
+                if self._fused[1](self._fused[2], self._table, q, qd, tau, qdd) == law.OK:
                     return qdd
-            except (AttributeError, TypeError):              # not float64 vectors: the validating path
+            except TypeError:                                # not float64 vectors: the validating path
                 pass
             return super().forward_dynamics(q, qd, tau)
         if self._short and getattr(q, "ndim", 0) == 1:      # one state, sliding or without dry friction

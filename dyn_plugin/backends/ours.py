@@ -14,7 +14,6 @@ from ..algorithms import composite_rigid_body as crba
 from ..algorithms import lagrange_euler as le
 from ..algorithms import newton_euler as ne
 from ..compiled import NO_SINGLE_STATE_PATH, CompiledDynamics, kernels
-from ..arrays import FLOAT64
 from ..errors import InputError
 from ..terms import Terms
 from .base import Backend, batch_args, check_finite
@@ -130,20 +129,19 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
             self._rigid_kernels = self._fast          # the derivatives' kernels too (Backend's cached property)
 
     # One state goes to the kernels' compiled entry points (kernels.entry_point), past numba's
-    # dispatcher, which would spend ~0.2 µs typing the five arrays; so these check what an
-    # entry point trusts, numpy float64 vectors (a list raises AttributeError, another array
-    # type TypeError), in ~0.15 µs.  The kernel checks the rest (length, adjacent entries,
-    # finite input and result), and anything refused takes Backend's validating path.
+    # dispatcher, which would spend ~0.2 µs typing the five arrays.  The entry point borrows
+    # the arrays (compiled.borrowed): anything but a C-contiguous numpy float64 vector raises
+    # TypeError there; the kernel checks the rest (length, finite input and result); anything
+    # refused takes Backend's validating path.
 
     def inverse_dynamics(self, q, qd, qdd, f_ext=None):
         if f_ext is not None:                        # external wrenches: Backend's path
             return Backend.inverse_dynamics(self, q, qd, qdd, f_ext)
         tau = _empty(self._n)
         try:
-            if q.ndim == qd.ndim == qdd.ndim == 1 and q.dtype is qd.dtype is qdd.dtype is FLOAT64 \
-                    and self._inverse_entry(self._packed, q, qd, qdd, tau) == 0:
+            if self._inverse_entry(self._packed, q, qd, qdd, tau) == 0:
                 return tau
-        except (AttributeError, TypeError):
+        except TypeError:
             pass
         return Backend.inverse_dynamics(self, q, qd, qdd)
 
@@ -152,29 +150,27 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
             return Backend.forward_dynamics(self, q, qd, tau, f_ext)
         qdd = _empty(self._n)
         try:
-            if q.ndim == qd.ndim == tau.ndim == 1 and q.dtype is qd.dtype is tau.dtype is FLOAT64 \
-                    and self._forward_entry(self._packed, q, qd, tau, qdd) == 0:
+            if self._forward_entry(self._packed, q, qd, tau, qdd) == 0:
                 return qdd
-        except (AttributeError, TypeError):
+        except TypeError:
             pass
         return Backend.forward_dynamics(self, q, qd, tau)
 
     def mass_matrix(self, q):
         M = _empty(self._square)
         try:
-            if q.ndim == 1 and q.dtype is FLOAT64 and self._mass_entry(self._packed, q, M) == 0:
+            if self._mass_entry(self._packed, q, M) == 0:
                 return M
-        except (AttributeError, TypeError):
+        except TypeError:
             pass
         return Backend.mass_matrix(self, q)
 
     def bias_forces(self, q, qd):
         tau = _empty(self._n)
         try:
-            if q.ndim == qd.ndim == 1 and q.dtype is qd.dtype is FLOAT64 \
-                    and self._bias_entry(self._packed, q, qd, tau) == 0:
+            if self._bias_entry(self._packed, q, qd, tau) == 0:
                 return tau
-        except (AttributeError, TypeError):
+        except TypeError:
             pass
         return Backend.bias_forces(self, q, qd)
 
@@ -182,10 +178,9 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
         if self.compiled:
             dq, dv = _empty(self._square), _empty(self._square)
             try:
-                if q.ndim == qd.ndim == qdd.ndim == 1 and q.dtype is qd.dtype is qdd.dtype is FLOAT64 \
-                        and self._fast.derivative_entry_points[0](self._packed, q, qd, qdd, dq, dv) == 0:
+                if self._fast.derivative_entry_points[0](self._packed, q, qd, qdd, dq, dv) == 0:
                     return dq, dv
-            except (AttributeError, TypeError):
+            except TypeError:
                 pass
         return Backend.inverse_dynamics_derivatives(self, q, qd, qdd)
 
@@ -193,10 +188,9 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
         if self.compiled:
             dq, dv, minv = _empty(self._square), _empty(self._square), _empty(self._square)
             try:
-                if q.ndim == qd.ndim == tau.ndim == 1 and q.dtype is qd.dtype is tau.dtype is FLOAT64 \
-                        and self._fast.derivative_entry_points[1](self._packed, q, qd, tau, dq, dv, minv) == 0:
+                if self._fast.derivative_entry_points[1](self._packed, q, qd, tau, dq, dv, minv) == 0:
                     return dq, dv, minv
-            except (AttributeError, TypeError):
+            except TypeError:
                 pass
         return Backend.forward_dynamics_derivatives(self, q, qd, tau)
 

@@ -14,8 +14,9 @@ n, and a non-zero status when the result is not finite (float64 overflow, e.g. q
 1e300), so that the caller falls back to the validating path and its clear error
 messages (see :class:`~dyn_plugin.backends.ours.SingleStateFastPath`).  Its
 ``entry_points`` are the same kernels past numba's dispatcher (``kernel(packed, ...)``,
-:func:`.kernels.entry_point`), for a caller that has checked the arrays' dtype and
-dimensions itself (:class:`~dyn_plugin.backends.ours.NewtonEulerBackend` does).
+:func:`.kernels.entry_point`): they borrow their arrays (:mod:`.borrowed`) and raise
+TypeError for anything but C-contiguous numpy float64 arrays of the declared dimensions
+(:class:`~dyn_plugin.backends.ours.NewtonEulerBackend` calls them).
 """
 
 from __future__ import annotations

@@ -366,10 +366,9 @@ def implicit_single(A, DQ, DV, MINV):
 
 SIGNATURES = {
     "inverse_dynamics_derivatives": (inverse_dynamics_derivatives_single,
-                                     f"int64({_MODEL}, {_VECTOR}, {_VECTOR}, {_VECTOR}, {_MATRIX}, {_MATRIX})"),
+                                     nb.int64(_MODEL, _VECTOR, _VECTOR, _VECTOR, _MATRIX, _MATRIX)),
     "forward_dynamics_derivatives": (forward_dynamics_derivatives_single,
-                                     f"int64({_MODEL}, {_VECTOR}, {_VECTOR}, {_VECTOR}, {_MATRIX}, {_MATRIX}, "
-                                     f"{_MATRIX})"),
-    "implicit": (implicit_single, f"int64({_MATRIX}, {_MATRIX}, {_MATRIX}, {_MATRIX})"),
+                                     nb.int64(_MODEL, _VECTOR, _VECTOR, _VECTOR, _MATRIX, _MATRIX, _MATRIX)),
+    "implicit": (implicit_single, nb.int64(_MATRIX, _MATRIX, _MATRIX, _MATRIX)),
 }
 """The typed one-state kernels of this module, for :func:`.kernels.single` / :func:`.kernels.entry_point`."""

@@ -42,6 +42,7 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 from .. import loops
+from .borrowed import MATRIX, VECTOR, entry_of
 from ..loops import serial_and_parallel
 from ..terms import Terms
 
@@ -255,7 +256,8 @@ def _placements(P, Q, k, W):
 
 @_jit
 def _bad_shape(n, x) -> bool:
-    """x is not n adjacent entries (only :func:`entry_point` lets such an array through)."""
+    """x is not n adjacent entries (NumPy calls a vector of one entry C-contiguous whatever
+    its stride)."""
     return x.shape[0] != n or x.strides[0] != 8
 
 
@@ -813,13 +815,13 @@ shifted_spd_solve_batch = _serial_and_parallel(_shifted_spd_solve_batch)   # (se
 
 # -- the single-state kernels, typed ---------------------------------------------------------
 
-_VECTOR, _MATRIX, _MODEL = "float64[::1]", "float64[:, ::1]", "float64[:, ::1]"
+_VECTOR, _MATRIX, _MODEL = VECTOR, MATRIX, MATRIX          # borrowed by the entry points (.borrowed)
 _SIGNATURES = {
-    "inverse_dynamics": (inverse_dynamics_single, f"int64({_MODEL}, {_VECTOR}, {_VECTOR}, {_VECTOR}, {_VECTOR})"),
-    "bias": (bias_single, f"int64({_MODEL}, {_VECTOR}, {_VECTOR}, {_VECTOR})"),
-    "forward_dynamics": (forward_dynamics_single, f"int64({_MODEL}, {_VECTOR}, {_VECTOR}, {_VECTOR}, {_VECTOR})"),
-    "mass_matrix": (mass_matrix_single, f"int64({_MODEL}, {_VECTOR}, {_MATRIX})"),
-    "shifted_spd_solve": (shifted_spd_solve_single, f"int64({_MATRIX}, {_VECTOR}, {_VECTOR}, {_VECTOR})"),
+    "inverse_dynamics": (inverse_dynamics_single, nb.int64(_MODEL, _VECTOR, _VECTOR, _VECTOR, _VECTOR)),
+    "bias": (bias_single, nb.int64(_MODEL, _VECTOR, _VECTOR, _VECTOR)),
+    "forward_dynamics": (forward_dynamics_single, nb.int64(_MODEL, _VECTOR, _VECTOR, _VECTOR, _VECTOR)),
+    "mass_matrix": (mass_matrix_single, nb.int64(_MODEL, _VECTOR, _MATRIX)),
+    "shifted_spd_solve": (shifted_spd_solve_single, nb.int64(_MATRIX, _VECTOR, _VECTOR, _VECTOR)),
 }
 
 
@@ -832,32 +834,19 @@ def single(name: str, signatures: dict = _SIGNATURES):
 
 
 @functools.lru_cache(maxsize=None)
-def _typed(py_func, signature: str):
+def _typed(py_func, signature):
     return nb.njit(signature, **_SINGLE_OPTIONS)(py_func)
 
 
 def entry_point(name: str, signatures: dict = _SIGNATURES):
     """The single-state kernel ``name`` without numba's dispatcher, which spends ~40 ns per
-    argument typing it (0.2 µs of a 0.7 µs call): its compiled entry point, which converts the
-    arguments as their declared types unchecked.  The caller must pass numpy float64
-    arrays of the declared dimensions (a vector of another dimension would overrun the
-    converted array, another dtype of 8 bytes would be read as float64); anything else that
-    is not a numpy array raises TypeError; a wrong length, entries not adjacent, or not
-    finite, give a status.  Should numba's internals change, the dispatcher itself."""
+    argument typing it: its compiled entry point, whose arrays are borrowed
+    (:mod:`.borrowed`: anything but a numpy float64 array, C-contiguous, of the declared
+    dimensions raises TypeError there).  A wrong length, or entries not finite, give a
+    status.  The dispatcher itself where arrays cannot be borrowed."""
     return _entry_point(*signatures[name])
 
 
 @functools.lru_cache(maxsize=None)
-def _entry_point(py_func, signature: str):
+def _entry_point(py_func, signature):
     return entry_of(_typed(py_func, signature))
-
-
-def entry_of(kernel):
-    """The compiled entry point of ``kernel``, a numba dispatcher compiled for exactly one
-    signature (see :func:`entry_point` for what its caller must check), or ``kernel``
-    itself should numba's internals change."""
-    try:
-        (compiled,) = kernel.overloads.values()
-        return compiled.entry_point
-    except (AttributeError, ValueError):
-        return kernel

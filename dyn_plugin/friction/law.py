@@ -269,6 +269,8 @@ def fused(name: str, rigid_kernel):
     entry instead of stale machine code."""
     import numba
 
+    from ..compiled.borrowed import MATRIX, VECTOR
+
     compiled()                                   # binds the law's compiled helpers
     body = _FUSED[name]
     source = rigid_kernel.py_func.__code__.co_filename
@@ -277,5 +279,4 @@ def fused(name: str, rigid_kernel):
     namespace = dict(globals(), _rigid_nb=rigid_kernel)
     copy = types.FunctionType(body.__code__, namespace, label, body.__defaults__, body.__closure__)
     copy.__qualname__ = label                    # its own entry in numba's cache
-    signature = f"int64({_TABLE}, {_TABLE}, {_VECTOR}, {_VECTOR}, {_VECTOR}, {_VECTOR})"
-    return numba.njit(signature, **_OPTIONS)(copy)
+    return numba.njit(numba.int64(MATRIX, MATRIX, VECTOR, VECTOR, VECTOR, VECTOR), **_OPTIONS)(copy)
