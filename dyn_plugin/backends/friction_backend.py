@@ -82,6 +82,9 @@ from .base import Backend, batch_args, check_finite
 from .registry import backend_class, backends, declared, get_backend
 
 
+_empty = np.empty            # one global lookup instead of two, on the one-state paths
+
+
 def _entry_of(kernel):
     from ..compiled.borrowed import entry_of     # numba is imported on first use only
 
@@ -223,10 +226,14 @@ class FrictionBackend(Backend):
         # one state in one compiled call: the law composed with the rigid backend's kernels
         found = (self.rigid.single_state_kernels() if self._short and not self._diagonal
                  and type(self.rigid).can("single_state_kernels") else None)
-        # past numba's dispatcher, which spent ~0.2 µs typing the six arguments: the callers
-        # check that the three states are float64 vectors (see compiled.kernels.entry_point)
-        self._fused = None if found is None else (_entry_of(law.fused("inverse_dynamics", found[0][0])),
-                                                  _entry_of(law.fused("forward_dynamics", found[0][1])), found[1])
+        # past numba's dispatcher, which spent ~0.2 µs typing the six arguments: the entry points
+        # refuse anything but float64 vectors themselves (compiled.borrowed); each attribute
+        # below is one lookup on the one-state paths (model.n is a property, ~60 ns)
+        self._fused = found is not None
+        if self._fused:
+            self._fused_inverse = _entry_of(law.fused("inverse_dynamics", found[0][0]))
+            self._fused_forward = _entry_of(law.fused("forward_dynamics", found[0][1]))
+            self._fused_data, self._n = found[1], n
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}({self.model.name!r}, n={self.model.n}, friction={self.friction.name!r}, "
@@ -302,10 +309,10 @@ class FrictionBackend(Backend):
     def inverse_dynamics(self, q, qd, qdd, f_ext=None):
         if f_ext is not None:                                # external wrenches: the validating path
             return super().inverse_dynamics(q, qd, qdd, f_ext)
-        if self._fused is not None and getattr(q, "ndim", 0) == 1:     # one state, one compiled call
-            tau = np.empty(self.model.n)
+        if self._fused and getattr(q, "ndim", 0) == 1:       # one state, one compiled call
+            tau = _empty(self._n)
             try:
-                if self._fused[0](self._fused[2], self._table, q, qd, qdd, tau) == law.OK:
+                if self._fused_inverse(self._fused_data, self._table, q, qd, qdd, tau) == law.OK:
                     return tau
             except TypeError:                                # not float64 vectors: the validating path
                 pass
@@ -478,10 +485,10 @@ class FrictionBackend(Backend):
     def forward_dynamics(self, q, qd, tau, f_ext=None):
         if f_ext is not None:                                # external wrenches: the validating path
             return super().forward_dynamics(q, qd, tau, f_ext)
-        if self._fused is not None and getattr(q, "ndim", 0) == 1:     # one state, one compiled call
-            qdd = np.empty(self.model.n)
+        if self._fused and getattr(q, "ndim", 0) == 1:       # one state, one compiled call
+            qdd = _empty(self._n)
             try:
-                if self._fused[1](self._fused[2], self._table, q, qd, tau, qdd) == law.OK:
+                if self._fused_forward(self._fused_data, self._table, q, qd, tau, qdd) == law.OK:
                     return qdd
             except TypeError:                                # not float64 vectors: the validating path
                 pass
