@@ -246,3 +246,11 @@ def test_compiled_law_parallel_batches_equal_serial_ones():
         loop.serial(*arrays, *small)
         for a, b in zip(big, small):
             np.testing.assert_array_equal(a, b)
+    # and the law's numpy form, in every chunk of states (the last one partial)
+    added, removed, stuck = np.empty((N, 3)), np.empty((N, 3)), np.empty(N, bool)
+    loops.added(table, qd, qdd, tau, added)
+    loops.removed(table, qd, tau, removed, stuck)
+    expected = numpy_law(friction, qd)
+    np.testing.assert_allclose(added, tau + friction.armature * qdd + expected, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(removed, tau - expected, rtol=1e-14, atol=1e-15)
+    assert np.array_equal(stuck, (qd == 0).any(axis=1))

@@ -60,10 +60,11 @@ OK, BAD_SHAPE, NOT_FINITE, AT_REST, NOT_FINITE_RESULT = 0, 1, 2, 3, 4
 
 
 # The functions below are compiled by compiled(), which first binds the numba versions of
-# direction, dry_level, _joint_torque, _stuck and _finite to these names, and numba.prange to
-# _prange (numba reads globals when it compiles).
+# direction, dry_level, _joint_torque, _stuck, _finite and the rows loops to these names, and
+# numba.prange to _prange (numba reads globals when it compiles).
 _direction_nb = _dry_level_nb = _joint_torque_nb = _finite_nb = _stuck_nb = None
 _added_single_nb = _removed_single_nb = _rigid_nb = None     # also bound by compiled() / fused()
+_torque_rows_nb = _added_rows_nb = _removed_rows_nb = None
 _prange = range
 
 
@@ -96,29 +97,55 @@ def _finite(x):
     return OK
 
 
-def _torque_batch(QD, table, viscous, OUT):
-    """OUT (N, n) = b(q̇) of every joint of every state."""
-    for k in _prange(QD.shape[0]):
+def _torque_rows(QD, table, viscous, OUT):
+    """OUT (N, n) = b(q̇) of every joint of every state (row)."""
+    for k in range(QD.shape[0]):
         for i in range(QD.shape[1]):
             OUT[k, i] = _joint_torque_nb(QD[k, i], table, i, viscous)
 
 
-def _added_batch(table, QD, QDD, TAU, OUT):
+def _added_rows(table, QD, QDD, TAU, OUT):
     """OUT (N, n) = τ + a q̈ + b(q̇): a rigid body's τ with armature and friction."""
-    for k in _prange(QD.shape[0]):
+    for k in range(QD.shape[0]):
         for i in range(QD.shape[1]):
             OUT[k, i] = TAU[k, i] + table[ARMATURE, i] * QDD[k, i] + _joint_torque_nb(QD[k, i], table, i, True)
 
 
-def _removed_batch(table, QD, TAU, OUT, STUCK):
+def _removed_rows(table, QD, TAU, OUT, STUCK):
     """OUT (N, n) = τ − b(q̇), and STUCK (N,) True where a joint is at rest with sharp dry
     friction (the caller solves those states with stiction)."""
-    for k in _prange(QD.shape[0]):
+    for k in range(QD.shape[0]):
         stuck = False
         for i in range(QD.shape[1]):
             OUT[k, i] = TAU[k, i] - _joint_torque_nb(QD[k, i], table, i, True)
             stuck = stuck or _stuck_nb(QD[k, i], table, i)
         STUCK[k] = stuck
+
+
+# The batches run the rows loops above on CHUNK states per task: numba's parallel loop body
+# itself, the same loop over states, ran 1.7x slower per core than the compiled function.
+CHUNK = 256
+
+
+def _torque_batch(QD, table, viscous, OUT):
+    N = QD.shape[0]
+    for chunk in _prange((N + CHUNK - 1) // CHUNK):
+        rows = slice(chunk * CHUNK, min(N, (chunk + 1) * CHUNK))
+        _torque_rows_nb(QD[rows], table, viscous, OUT[rows])
+
+
+def _added_batch(table, QD, QDD, TAU, OUT):
+    N = QD.shape[0]
+    for chunk in _prange((N + CHUNK - 1) // CHUNK):
+        rows = slice(chunk * CHUNK, min(N, (chunk + 1) * CHUNK))
+        _added_rows_nb(table, QD[rows], QDD[rows], TAU[rows], OUT[rows])
+
+
+def _removed_batch(table, QD, TAU, OUT, STUCK):
+    N = QD.shape[0]
+    for chunk in _prange((N + CHUNK - 1) // CHUNK):
+        rows = slice(chunk * CHUNK, min(N, (chunk + 1) * CHUNK))
+        _removed_rows_nb(table, QD[rows], TAU[rows], OUT[rows], STUCK[rows])
 
 
 def _added_single(table, qd, qdd, tau, out):
@@ -199,12 +226,18 @@ def compiled() -> types.SimpleNamespace:
     import numba
 
     jit = numba.njit(**_OPTIONS)
+    # the per-joint helpers are inlined (numba IR) into the loops: a call would pass the
+    # table as a struct and count references to it, atomic adds on a line that every
+    # worker writes (2 workers took 2.3x as long as 1 over 10^5 states)
+    inline = numba.njit(inline="always", **_OPTIONS)
     names = globals()
-    names["_direction_nb"] = jit(direction)
-    names["_dry_level_nb"] = jit(dry_level)
+    names["_direction_nb"] = inline(direction)
+    names["_dry_level_nb"] = inline(dry_level)
     names["_finite_nb"] = jit(_finite)
-    names["_joint_torque_nb"] = jit(_joint_torque)
-    names["_stuck_nb"] = jit(_stuck)
+    names["_joint_torque_nb"] = inline(_joint_torque)
+    names["_stuck_nb"] = inline(_stuck)
+    for rows in (_torque_rows, _added_rows, _removed_rows):
+        names[rows.__name__ + "_nb"] = jit(rows)
     names["_added_single_nb"] = jit(_added_single)
     names["_removed_single_nb"] = jit(_removed_single)
     names["_prange"] = numba.prange

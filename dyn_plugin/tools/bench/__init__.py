@@ -35,7 +35,9 @@ peak is the fewest ns a state can take: JSON ``limits`` with each measured time'
 ``percent_of_peak`` at the largest N, a table, and a dashed line on the plot.
 
 Inputs are converted (pinocchio's q, pybullet's lists) outside the timed region.  Every
-measurement starts with an untimed warm-up call at its own N (and each of our backends
+measurement starts with an untimed warm-up call at its own N (one that takes ≥ 5 ms is
+followed by more, of everything it is compared with in turn, until the warm-up has lasted
+1 s: a large batch's first calls can be several times slower; and each of our backends
 is called once per operation, single state and batch, before its first measurement:
 JIT compilation happens there; its time is reported under ``warmup``).  Then ``timeit``-style:
 the statement runs ``number`` times per repeat (chosen so a repeat lasts ≥ ``target``

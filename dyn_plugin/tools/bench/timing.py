@@ -16,6 +16,8 @@ BUDGET = 2.0           # s: default repeats stop once a measurement has used thi
 LOOP_BUDGET = 1.0      # s: a per-call loop longer than this is timed on a prefix ...
 LOOP_MIN_STATES = 2000  # ... of at least this many states
 SMALL_N = 100          # default repeats: 9 up to this N, 5 above
+SETTLE_FROM = 0.005    # s: statements whose warm-up call takes this long are warmed up ...
+SETTLE = 1.0           # s: ... this long in all, interleaved (see _settle)
 
 
 def _timer(stmt: str, names: dict) -> timeit.Timer:
@@ -48,14 +50,17 @@ def measure_side_by_side(runs: Sequence[tuple], states: int, N: int, repeat: Opt
     repeats interleaved -- repeat 1 of each, then repeat 2 of each, ... -- so that a burst
     of load from elsewhere on the machine falls on all of them alike and their ratios (a
     parallel efficiency) stay fair.  One :func:`measure` tuple per run."""
-    timers, numbers, firsts = [], [], []
-    for stmt, names, context in runs:
-        timer = _timer(stmt, names)
+    timers = [_timer(stmt, names) for stmt, names, _ in runs]
+    firsts = []
+    for timer, (_, _, context) in zip(timers, runs):
         with context():
-            first = timer.timeit(1)  # warm-up at this N: untimed
+            firsts.append(timer.timeit(1))  # warm-up at this N: untimed
+    if max(firsts) >= SETTLE_FROM:
+        _settle(timers, [context for _, _, context in runs], sum(firsts))
+    numbers = []
+    for timer, first, (_, _, context) in zip(timers, firsts, runs):
+        with context():
             numbers.append(_calibrated(timer, first, target))
-        timers.append(timer)
-        firsts.append(first)
     requested = repeat if repeat is not None else (9 if N <= SMALL_N else 5)
     out, spent = [[] for _ in runs], 0.0
     for _ in range(requested):
@@ -67,6 +72,18 @@ def measure_side_by_side(runs: Sequence[tuple], states: int, N: int, repeat: Opt
         if repeat is None and spent >= budget * len(runs):
             break
     return [(number, times, first, requested) for number, times, first in zip(numbers, out, firsts)]
+
+
+def _settle(timers: list, contexts: list, spent: float) -> None:
+    """Untimed calls of each statement in turn until the warm-up has lasted SETTLE s.  A
+    large batch's first calls can run several times slower than the ones after (seen here:
+    ∂τ of 10⁵ states on 2 workers, 1000-1300 ns/state for 3-4 calls, then 120): its
+    results are fresh memory, which this VM's host backs on first touch; the repeats
+    should measure the code, not that."""
+    while spent < SETTLE:
+        for timer, context in zip(timers, contexts):
+            with context():
+                spent += timer.timeit(1)
 
 
 def _calibrated(timer: timeit.Timer, first: float, target: float) -> int:
