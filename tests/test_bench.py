@@ -3,6 +3,8 @@ figures, the plot, pinocchio's parallel functions against its loop, and clear er
 No timing is asserted: only structure and arithmetic."""
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -241,11 +243,12 @@ def test_cli_json_to_stdout_only(capsys):
     from rich.console import Console
 
     args = _parse(["--robot", "scara", "--backend", "newton_euler", "--op", "M", "--sizes", "1", "--repeat", "1",
-                   "--against", "pinocchio", "--json", "-"])
+                   "--against", "pinocchio", "--json", "-", "--fresh-memory"])
     console = Console(record=True)
     assert bench.run(args, console) == 0
     doc = json.loads(capsys.readouterr().out)
     assert {r["backend"] for r in doc["results"]} == {"newton_euler", "pinocchio"}
+    assert doc["environment"]["allocator"] == "default"
     assert console.export_text() == ""
 
 
@@ -509,3 +512,32 @@ def test_a_worker_sweep_interleaves_its_repeats():
     assert order[-8:] == [1, 2] * 4                       # after one warm-up each
     assert [len(times) for _, times, _, _ in measured] == [4, 4]
     assert all(number >= 1 and all(t > 0 for t in times) for number, times, _, _ in measured)
+
+
+FAULTS_OF_A_FRESH_ARRAY = """
+import resource, sys
+import numpy as np
+from dyn_plugin.tools.machine import keep_freed_memory
+if sys.argv[1] == "keep":
+    print(keep_freed_memory())
+def faults():
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    np.ones(8_000_000)                   # 64 MB, written, freed
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+faults()
+print(faults())
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="page-fault counts and glibc: Linux")
+def test_bench_keeps_freed_memory_so_a_second_batch_does_not_fault():
+    """What ``dyn-plugin bench`` does to its allocator (tools.machine.keep_freed_memory):
+    a second 64 MB result reuses the first one's pages (no page faults), where by default
+    it is a new mapping that faults again."""
+    def run(mode):
+        out = subprocess.run([sys.executable, "-c", FAULTS_OF_A_FRESH_ARRAY, mode], capture_output=True, text=True,
+                             check=True).stdout.split("\n")
+        return out
+    kept, default = run("keep"), run("default")
+    assert kept[0].startswith("glibc, freed memory kept")
+    assert int(kept[1]) <= 5 and int(default[0]) >= 20

@@ -9,7 +9,11 @@ import platform
 from pathlib import Path
 from typing import Optional, Sequence
 
-__all__ = ["cpu_model", "environment", "installed_versions", "load_average", "numba_threads", "usable_cores"]
+__all__ = ["cpu_model", "environment", "installed_versions", "keep_freed_memory", "load_average", "numba_threads",
+           "usable_cores"]
+
+# glibc's mallopt parameters (malloc.h)
+_M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4
 
 
 def installed_versions(dists: Sequence[str]) -> dict:
@@ -48,6 +52,27 @@ def load_average() -> Optional[list]:
         return [round(x, 2) for x in os.getloadavg()]
     except (AttributeError, OSError):
         return None
+
+
+def keep_freed_memory() -> str:
+    """Ask glibc's malloc to keep the memory this process frees, for its next allocations:
+    no separate mapping per large block (``M_MMAP_MAX`` 0) and no returning the heap's top
+    to the system below 2 GiB (``M_TRIM_THRESHOLD``).  A batch's results are fresh arrays;
+    by default each large one is a new mapping whose pages the system zeroes on first
+    touch, and on this 2-core VM those faults scale badly across threads: over 10⁵
+    PUMA-560 states, q̇-bias on 2 workers took 25 vs 16 ns/state, and ∂τ on 1 worker 230
+    vs 170.  Returns what was done (for the bench's JSON); a no-op elsewhere than glibc."""
+    import ctypes
+    import ctypes.util
+
+    if platform.libc_ver()[0] != "glibc":
+        return "default (not glibc)"
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        done = libc.mallopt(_M_MMAP_MAX, 0) == 1 and libc.mallopt(_M_TRIM_THRESHOLD, 2 ** 31 - 1) == 1
+    except (OSError, AttributeError):
+        done = False
+    return "glibc, freed memory kept (mallopt M_MMAP_MAX=0, M_TRIM_THRESHOLD=2^31-1)" if done else "default"
 
 
 def numba_threads() -> Optional[int]:

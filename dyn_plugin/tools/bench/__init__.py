@@ -34,7 +34,12 @@ Physical limit: the machine's peak double-precision rate is measured once per ru
 peak is the fewest ns a state can take: JSON ``limits`` with each measured time's
 ``percent_of_peak`` at the largest N, a table, and a dashed line on the plot.
 
-Inputs are converted (pinocchio's q, pybullet's lists) outside the timed region.  Every
+Inputs are converted (pinocchio's q, pybullet's lists) outside the timed region.  The
+command keeps the memory the process frees for its next allocations
+(:func:`dyn_plugin.tools.machine.keep_freed_memory`; ``--fresh-memory`` leaves the
+allocator alone): our batches return fresh result arrays, and otherwise each large one
+would be a new mapping whose first touch the system pays for, page by page (pinocchio's
+parallel functions write into a preallocated ``out``).  Every
 measurement starts with an untimed warm-up call at its own N (one that takes ≥ 5 ms is
 followed by more, of everything it is compared with in turn, until the warm-up has lasted
 1 s: a large batch's first calls can be several times slower; and each of our backends

@@ -7,6 +7,7 @@ import argparse
 import sys
 import time
 
+from ..machine import keep_freed_memory
 from .operations import DEFAULT_BACKENDS, DEFAULT_SIZES, OPS, QUICK_SIZES, REFERENCE_KINDS
 from .runner import resolve, run_bench
 from .tables import plot_scaling, print_report, write_json
@@ -74,6 +75,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plot", metavar="FILE.png",
                         help="two log-log panels, first robot: ns per state vs N, and vs cores at the largest N, "
                              "with the physical limit (flops per state ÷ measured peak)")
+    parser.add_argument("--fresh-memory", action="store_true",
+                        help="leave the allocator as it is (default: freed memory is kept for reuse, so that the "
+                             "repeats time the dynamics, not the system's first touch of a fresh result's pages)")
     parser.add_argument("--check", action="store_true",
                         help=f"exit 1 when a speed target is missed ({TARGET_ROBOT}: one state and "
                              f"{TARGET_BATCH:,} states)")
@@ -93,6 +97,7 @@ def run(args: argparse.Namespace, console=None) -> int:
     workers = getattr(args, "workers", None)
     resolve(args.robot, args.backend, args.op, sizes, args.against, repeat, workers)  # fail before any timing
 
+    allocator = "default" if args.fresh_memory else keep_freed_memory()
     err = Console(stderr=True)
     kwargs = dict(robots=args.robot, backends=args.backend, ops=args.op, sizes=sizes, against=args.against,
                   repeat=repeat, seed=args.seed, threads=args.threads, target=target, workers=workers)
@@ -113,6 +118,7 @@ def run(args: argparse.Namespace, console=None) -> int:
                 print(f"bench: {key[0]} {key[1]} ({done}/{total} measurements done)", file=sys.stderr, flush=True)
         result = run_bench(**kwargs, progress=lines)
 
+    result.environment["allocator"] = allocator
     if args.json:
         write_json(result, args.json)
     written = plot_scaling(result, args.plot) if args.plot else None
