@@ -134,3 +134,18 @@ def test_backend_names_what_it_cannot_take(puma, kind):
     q, qd, qdd = _state(3)
     with pytest.raises(dp.InputError, match="^q "):
         fast.inverse_dynamics(REFUSED_VECTORS[kind](q), qd, qdd)
+
+
+def test_entry_of_gives_the_dispatcher_where_an_entry_point_would_trust_its_caller(monkeypatch):
+    """A kernel with numba's own array types, or arrays that cannot be borrowed here: the
+    dispatcher, which types its arguments (a float32 vector is refused, not misread)."""
+    import numba
+
+    plain = numba.njit("int64(float64[::1])")(lambda x: x.shape[0])
+    assert borrowed.entry_of(plain) is plain
+    with pytest.raises(TypeError):
+        borrowed.entry_of(plain)(np.zeros(3, np.float32))
+    typed = kernels.single("inverse_dynamics")
+    assert borrowed.entry_of(typed) is not typed
+    monkeypatch.setattr(borrowed, "AVAILABLE", False)
+    assert borrowed.entry_of(typed) is typed
