@@ -29,7 +29,11 @@ import numpy as np
 from ..terms import Terms, as_terms
 from ..arrays import contiguous
 from ..loops import for_size
-from . import derivatives, kernels, link_lanes
+from .cache import install as _stamp_the_cache
+
+_stamp_the_cache()                   # before any kernel below is decorated (see .cache)
+
+from . import derivatives, kernels, link_lanes, mass_lanes  # noqa: E402
 from .layout import pack_model
 
 __all__ = ["CompiledDynamics", "NO_SINGLE_STATE_PATH", "SingleStateKernels", "implicit_derivatives", "pack_model",
@@ -142,7 +146,7 @@ class CompiledDynamics:
         """M(q) + diag(armature) (N, n, n), by the composite-rigid-body algorithm."""
         (q,) = contiguous(q)
         H = np.empty((len(q), self.n, self.n))
-        for_size(kernels.mass_matrix_batch, len(q))(self.packed, q, H)
+        for_size(mass_lanes.mass_matrix_batch, len(q))(self.packed, q, H)
         return H
 
     def forward_dynamics(self, q, qd, tau):

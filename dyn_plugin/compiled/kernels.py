@@ -15,9 +15,10 @@ algorithm has
   compiled for exactly one signature by :func:`single`, and keeping the GIL;
 * ``<algo>_batch``: a (serial, parallel) pair of loops over N states, CHUNK states per
   call of the rows loop, so memory stays bounded for any N; the parallel one from
-  PARALLEL_FROM states.  (Batches of inverse and forward dynamics run across SIMD lanes
-  instead: :mod:`.link_lanes`, which falls back on ``_inverse_dynamics_rows`` and
-  ``_forward_dynamics_rows`` for angles its sine cannot take.)
+  PARALLEL_FROM states.  (Batches of inverse and forward dynamics and of the mass matrix
+  run across SIMD lanes instead: :mod:`.link_lanes`, which falls back on
+  ``_inverse_dynamics_rows``, ``_forward_dynamics_rows`` and ``_mass_matrix_rows`` for
+  angles its sine cannot take.)
 
 ``P`` is the packed model of :mod:`.layout`.  3-vectors travel as tuples, which numba
 keeps in registers.  Compiled once per machine: ``cache=True`` stores the machine code
@@ -563,17 +564,6 @@ def mass_matrix_single(P, q, H):
         for i in range(n):
             status |= _finite_result(H[i])
     return status
-
-
-def _mass_matrix_batch(P, Q, H):
-    """M (N, n, n) into H, CHUNK states per task."""
-    N = Q.shape[0]
-    for chunk in nb.prange((N + CHUNK - 1) // CHUNK):
-        rows = slice(chunk * CHUNK, min(N, (chunk + 1) * CHUNK))
-        _mass_matrix_rows(P, Q[rows], H[rows])
-
-
-mass_matrix_batch = _serial_and_parallel(_mass_matrix_batch)   # (serial, parallel)
 
 
 # -- articulated-body forward dynamics (algorithms.articulated_body; Featherstone Table 7.1) --

@@ -1,6 +1,7 @@
 """The recursions of :mod:`.kernels` over a batch across SIMD lanes: Newton-Euler inverse
 dynamics (Fu Table 3.3, as ``kernels._rnea_state``) and the articulated-body forward dynamics
-(Featherstone 2008, Table 7.1, as ``kernels._aba_state``), for :data:`LANES` states at once.
+(Featherstone 2008, Table 7.1, as ``kernels._aba_state``), for :data:`LANES` states at once
+(the composite-rigid-body mass matrix: :mod:`.mass_lanes`, with the helpers here).
 
 The per-state kernels run one state after another, and a state's passes are chains of
 dependent products that keep the machine's vector units idle.  Here every step of a

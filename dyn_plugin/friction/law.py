@@ -217,13 +217,24 @@ class _Batch:
         return for_size((self.serial, self.parallel), len(arrays[-1]))(*arrays)
 
 
+def _numba():
+    """numba, its on-disk cache stamped with the kernels' sources (dyn_plugin.compiled.cache:
+    the fused kernels compile a rigid kernel in)."""
+    import numba
+
+    from ..compiled.cache import install
+
+    install()
+    return numba
+
+
 @functools.lru_cache(maxsize=None)
 def compiled() -> types.SimpleNamespace:
     """The compiled law's batch loops, on C-contiguous float64 (N, n) arrays and a
     :func:`parameter_table` (numba is imported here, and each loop compiled, or loaded from
     numba's cache, on its first call): ``torque(QD, table, viscous, OUT)``,
     ``added(table, QD, QDD, TAU, OUT)``, ``removed(table, QD, TAU, OUT, STUCK)``."""
-    import numba
+    numba = _numba()
 
     jit = numba.njit(**_OPTIONS)
     # the per-joint helpers are inlined (numba IR) into the loops: a call would pass the
@@ -253,7 +264,7 @@ def single(name: str):
     a joint at rest needs stiction); each returns a status (OK = 0).  Anything but a
     writable float64 table and vectors raises TypeError (numba's dispatcher) instead of
     compiling another specialisation."""
-    import numba
+    numba = _numba()
 
     compiled()                                   # binds the helpers they call
     py_func, signature = _SIGNATURES[name]
@@ -300,7 +311,7 @@ def fused(name: str, rigid_kernel):
     raises TypeError) and cached on disk under a name that carries a digest of the rigid
     kernel's source file: numba only watches this file, so a changed kernel gets a new
     entry instead of stale machine code."""
-    import numba
+    numba = _numba()
 
     from ..compiled.borrowed import MATRIX, VECTOR
 
