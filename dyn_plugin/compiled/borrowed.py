@@ -22,19 +22,18 @@ during which the caller's argument tuple holds it (the kernels keep no reference
 the GIL).  Inside the kernel these are ordinary numba arrays (an NRT record of NULL is one
 numba's own ``carray`` makes).
 
-The two addresses the check compares against, the ndarray type and where it keeps its
-fields, are resolved when the machine code is loaded (llvmlite symbols), so the code is
-cached like any other.  The field offsets are verified on live arrays at import; should
-they ever differ (another NumPy or CPython ABI), :data:`VECTOR` and :data:`MATRIX` are
-numba's own array types and :func:`entry_of` returns the dispatcher, which types its
-arguments itself: slower, never unchecked.
+The one address the check compares against, numpy's ndarray type, is resolved when the
+machine code is loaded (an llvmlite symbol), so the code is cached like any other (and,
+this file being one of :data:`.cache.SOURCES`, compiled anew when it changes).  The field
+offsets are verified on live arrays at import; should they ever differ (another NumPy or
+CPython ABI), :data:`VECTOR` and :data:`MATRIX` are numba's own array types and
+:func:`entry_of` returns the dispatcher, which types its arguments itself: slower, never
+unchecked.
 """
 
 from __future__ import annotations
 
 import ctypes
-import hashlib
-from pathlib import Path
 
 import llvmlite.binding as llvm
 import numba as nb
@@ -85,21 +84,11 @@ def _fields_as_expected() -> bool:
 AVAILABLE = _fields_as_expected()
 
 
-# numba's cache notices a change to a kernel's own file only; the conversion below is compiled
-# into each entry point, so the type carries this file's digest: a change is a new signature.
-_SOURCE = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
-
-
 class Borrowed(types.Array):
     """A C-contiguous float64 array of ``ndim`` dimensions, converted by borrowing."""
 
     def __init__(self, ndim: int):
-        self.source = _SOURCE
-        super().__init__(types.float64, ndim, "C", name=f"borrowed(float64, {ndim}d, C, {_SOURCE})")
-
-    @property
-    def key(self):
-        return (*super().key, getattr(self, "source", None))    # None: unpickled from an older index
+        super().__init__(types.float64, ndim, "C", name=f"borrowed(float64, {ndim}d, C)")
 
 
 register_model(Borrowed)(models.ArrayModel)

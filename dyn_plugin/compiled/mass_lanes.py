@@ -11,8 +11,9 @@ to the base joint by joint, M_iλ = S_λᵀ F at each ancestor λ; F_i travels t
 ancestors' TRANSIT quantities (a lane loop reads and writes its own link's block only), so
 the links go in increasing order, an ancestor's own F gone before another passes through.
 The helpers called once per link and ancestor are inlined (numba IR): a call passes each
-array as a struct and counts references to it, and pass 3 made 36 such calls per block of
-the PUMA-560 (195 -> 130 ns per state on one core once inlined).
+array as a struct and counts references to it, and pass 3 made ~45 such calls per block of
+the PUMA-560 (195 -> 135 ns per state on one core once inlined; _through_joint's is then
+the driver's one lane loop).
 """
 
 from __future__ import annotations

@@ -60,8 +60,8 @@ def keep_freed_memory() -> str:
     to the system below 2 GiB (``M_TRIM_THRESHOLD``).  A batch's results are fresh arrays;
     by default each large one is a new mapping whose pages the system zeroes on first
     touch, and on this 2-core VM those faults scale badly across threads: over 10⁵
-    PUMA-560 states, q̇-bias on 2 workers took 25 vs 16 ns/state, and ∂τ on 1 worker 230
-    vs 170.  Returns what was done (for the bench's JSON); a no-op elsewhere than glibc."""
+    PUMA-560 states, the bias forces on 2 workers took 25 vs 16 ns/state, and ∂τ on 1
+    worker 230 vs 170.  Returns what was done (for the bench's JSON); a no-op elsewhere than glibc."""
     import ctypes
     import ctypes.util
 

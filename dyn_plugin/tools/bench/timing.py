@@ -77,9 +77,8 @@ def measure_side_by_side(runs: Sequence[tuple], states: int, N: int, repeat: Opt
 def _settle(timers: list, contexts: list, spent: float) -> None:
     """Untimed calls of each statement in turn until the warm-up has lasted SETTLE s.  A
     large batch's first calls can run several times slower than the ones after (seen here:
-    ∂τ of 10⁵ states on 2 workers, 1000-1300 ns/state for 3-4 calls, then 120): its
-    results are fresh memory, which this VM's host backs on first touch; the repeats
-    should measure the code, not that."""
+    ∂τ of 10⁵ states on 2 workers, 1000-1300 ns/state for 3-4 calls, then 120, with as
+    many page faults in each call); the repeats should measure the steady state."""
     while spent < SETTLE:
         for timer, context in zip(timers, contexts):
             with context():
