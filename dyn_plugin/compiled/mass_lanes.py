@@ -22,7 +22,7 @@ import numba as nb
 import numpy as np
 
 from .kernels import KIND, PARENT, _add, _cross, _dot, _mass_matrix_rows, _scale, _serial_and_parallel
-from .link_lanes import (BLOCK, LANES, _add_into, _block, _inline, _jit, _link_constants, _load3, _load_states,
+from .link_lanes import (BLOCK, LANES, _add_into, _block, _copy, _inline, _jit, _link_constants, _load3, _load_states,
                          _placement, _rotate_sym, _rotations, _store3, _vec)
 
 # the quantities of a link block after the common ones (Q_ANGLE, R_COL0, R_COL1)
@@ -102,12 +102,13 @@ def _through_joint(P, X, j, parent_revolute, m_lanes):
         own[l + M_ENTRY * LANES] = parent_revolute * torque[2] + (1.0 - parent_revolute) * force[2]
 
 
+_copy_inlined = _inline(_copy.py_func)     # link_lanes._copy, inlined into pass 3 (see above)
+
+
 @_inline
 def _pass_on(X, j, parent):
     """The F in transit at link j (now in its parent's frame) into the parent's TRANSIT."""
-    source, target = _block(X, j, CRBA_QUANTITIES), _block(X, parent, CRBA_QUANTITIES)
-    for k in range(6 * LANES):
-        target[TRANSIT * LANES + k] = source[TRANSIT * LANES + k]
+    _copy_inlined(_block(X, j, CRBA_QUANTITIES), TRANSIT, _block(X, parent, CRBA_QUANTITIES), TRANSIT, 6)
 
 
 @_inline
