@@ -19,7 +19,16 @@ The robot model is built from pybullet's own description of the body
 (``getJointInfo``, ``getDynamicsInfo``): the same masses, inertias, joint frames and axes
 pybullet simulates (so a link without ``<inertial>`` weighs 1 kg here as there), with
 fixed joints merged and joints matched by name.  Several bodies and several clients
-work; models are cached per (client, body) and rebuilt if the body changes.  Gravity is
+work; models are cached per (client, body) and rebuilt if the body changes.
+
+Arguments stand in pybullet's positions: ``calculateInverseDynamics(body, q, q̇, q̈, flags,
+physicsClientId)`` and ``calculateMassMatrix(body, q, flags, physicsClientId)`` (``flags`` 0;
+pybullet's multi-DOF layout, 1, is refused, not misread); ``backend`` is keyword-only.  A
+call without ``physicsClientId`` is for the one connected client, and is refused when
+several are connected: a ``pybullet_utils.bullet_client.BulletClient`` adds its id only to
+pybullet's built-in functions, so after ``pybullet.calculateMassMatrix =
+dpb.calculateMassMatrix`` its calls would otherwise answer for another client's body.
+:func:`install` puts the drop-ins on the ``pybullet`` module or on a BulletClient (with its id).  Gravity is
 the client's (``setGravity``), turned into the base frame with the base's current
 orientation.
 
@@ -151,9 +160,10 @@ class BodyDynamics:
 _cache: dict = {}
 
 
-def body_dynamics(body: int, physicsClientId: int = 0) -> BodyDynamics:
-    """The (cached) :class:`BodyDynamics` of a pybullet body."""
+def body_dynamics(body: int, physicsClientId: Optional[int] = None) -> BodyDynamics:
+    """The (cached) :class:`BodyDynamics` of a pybullet body (client: :func:`resolve_client`)."""
     p = import_pybullet()
+    physicsClientId = resolve_client(physicsClientId)
     signature = _signature(p, body, physicsClientId)
     cached = _cache.get((physicsClientId, body))
     if cached is None or cached.signature != signature:
@@ -192,14 +202,14 @@ def _describe(p, body, client, signature) -> BodyDynamics:
     return BodyDynamics(client, body, model, indices, dof_to_model, signature, base=base)
 
 
-def body_urdf(body: int, physicsClientId: int = 0) -> str:
+def body_urdf(body: int, physicsClientId: Optional[int] = None) -> str:
     """URDF text of a body as pybullet holds it (inertias, frames, axes, limits, dynamics).
 
     pybullet keeps each link's frame at its centre of mass; the URDF link frame is the
     joint frame, which sits at ``parentFramePos`` in the parent's inertial frame.
     """
     p = import_pybullet()
-    client = physicsClientId
+    client = resolve_client(physicsClientId)
     base_name, robot_name = (s.decode() for s in p.getBodyInfo(body, physicsClientId=client))
     count = p.getNumJoints(body, physicsClientId=client)
     inertial = [_inertial_frame(p, body, j, client) for j in range(-1, count)]
@@ -266,9 +276,55 @@ def _gravity_in_base(p, bd: BodyDynamics) -> np.ndarray:
     return (R_com @ R_inertial.T).T @ g
 
 
+MAX_CLIENTS = 1024
+"""pybullet's MAX_PHYSICS_CLIENTS (pybullet.c): client ids are slots 0 … 1023."""
+
+
+def connected_clients() -> tuple:
+    """Ids of the pybullet clients connected now (a scan of every slot, ~0.3 ms)."""
+    p = import_pybullet()
+    return tuple(i for i in range(MAX_CLIENTS) if p.isConnected(physicsClientId=i))
+
+
+def resolve_client(physicsClientId=None) -> int:
+    """The client a call is for: ``physicsClientId`` when given; else the one connected client.
+
+    pybullet's own functions default to client 0.  Ours cannot: a
+    ``pybullet_utils.bullet_client.BulletClient`` adds ``physicsClientId`` only to pybullet's
+    built-in functions, so a drop-in swapped into the ``pybullet`` module and called through
+    a BulletClient arrives without it.  Answering for client 0 then would be another
+    client's body; so with several clients connected, a call without ``physicsClientId``
+    is refused (use :func:`install` on the BulletClient, or pass the id)."""
+    if physicsClientId is not None:
+        if isinstance(physicsClientId, bool) or not isinstance(physicsClientId, (int, np.integer)):
+            raise InputError(f"physicsClientId must be a pybullet client id (int), got {physicsClientId!r}")
+        return int(physicsClientId)
+    clients = connected_clients()
+    if len(clients) == 1:
+        return clients[0]
+    if not clients:
+        raise InputError("no pybullet client is connected (pybullet.connect first)")
+    raise InputError(f"{len(clients)} pybullet clients are connected ({', '.join(map(str, clients))}) and the call "
+                     "names none: pass physicsClientId=..., or install the drop-ins on each BulletClient with "
+                     "dyn_plugin.pybullet_bridge.install(client) (a BulletClient adds its id only to pybullet's "
+                     "built-in functions)")
+
+
+def _check_flags(flags, function: str) -> None:
+    """pybullet's ``flags``: 0, its default layout.  1 (the multi-DOF layout of spherical
+    joints and a padded base, pybullet_utils/pd_controller_stable.py) is not supported yet:
+    refused rather than read as the default layout (pybullet's own sizes differ: a 7-joint
+    fixed arm's flags=1 mass matrix is 14 × 14)."""
+    if isinstance(flags, bool) or not isinstance(flags, (int, np.integer)) or flags not in (0, 1):
+        raise InputError(f"{function}: flags must be 0 or 1 as in pybullet, got {flags!r}")
+    if flags == 1:
+        raise InputError(f"{function}: flags=1 (pybullet's multi-DOF layout: base and spherical joints padded) is "
+                         "not supported yet; call with flags=0 (one entry per revolute or prismatic joint)")
+
+
 def _setup(body, client, backend: Optional[str]):
     p = import_pybullet()
-    bd = body_dynamics(body, client)
+    bd = body_dynamics(body, resolve_client(client))
     return bd, bd.backend(backend or DEFAULT_BACKEND, _gravity_in_base(p, bd))
 
 
@@ -297,11 +353,14 @@ def _fixed_base_only(bd: BodyDynamics, what: str) -> None:
 # -- the drop-in functions (pybullet's names and signatures) ---------------------------------
 
 
-def calculateInverseDynamics(bodyUniqueId, objPositions, objVelocities, objAccelerations, physicsClientId=0,
-                             backend: Optional[str] = None) -> tuple:
+def calculateInverseDynamics(bodyUniqueId, objPositions, objVelocities, objAccelerations, flags=0,
+                             physicsClientId=None, *, backend: Optional[str] = None) -> tuple:
     """Joint torques (tuple of dof floats) for positions, velocities and accelerations, as pybullet's
     (a floating body: dof + 6 generalized forces of dof + 7 positions, dof + 6 velocities and
-    accelerations, in pybullet's coordinates; see the module docstring)."""
+    accelerations, in pybullet's coordinates; see the module docstring).  Arguments in
+    pybullet's positions: ``flags`` (0; see :func:`_check_flags`), then ``physicsClientId``
+    (see :func:`resolve_client`)."""
+    _check_flags(flags, "calculateInverseDynamics")
     bd, be = _setup(bodyUniqueId, physicsClientId, backend)
     if bd.base is not None:
         q, v = _floating_state(bd, objPositions, objVelocities)
@@ -313,9 +372,12 @@ def calculateInverseDynamics(bodyUniqueId, objPositions, objVelocities, objAccel
     return _vector(bd.from_model(be.inverse_dynamics(q, qd, qdd)))
 
 
-def calculateMassMatrix(bodyUniqueId, objPositions, physicsClientId=0, backend: Optional[str] = None) -> tuple:
+def calculateMassMatrix(bodyUniqueId, objPositions, flags=0, physicsClientId=None, *,
+                        backend: Optional[str] = None) -> tuple:
     """Joint-space mass matrix (dof × dof, tuple of tuples), as pybullet's; (dof + 6)² for a
-    floating body, of its joint positions alone (the base's pose does not enter)."""
+    floating body, of its joint positions alone (the base's pose does not enter).  Arguments
+    in pybullet's positions: ``flags`` (0), then ``physicsClientId``."""
+    _check_flags(flags, "calculateMassMatrix")
     bd, be = _setup(bodyUniqueId, physicsClientId, backend)
     if bd.base is not None:
         q = np.concatenate([floating.neutral(bd.model)[:7], bd.to_model(objPositions, "objPositions")])
@@ -323,7 +385,7 @@ def calculateMassMatrix(bodyUniqueId, objPositions, physicsClientId=0, backend: 
     return _matrix(bd, be.mass_matrix(bd.to_model(objPositions, "objPositions")))
 
 
-def calculateGravity(bodyUniqueId, objPositions, physicsClientId=0, backend: Optional[str] = None) -> tuple:
+def calculateGravity(bodyUniqueId, objPositions, physicsClientId=None, *, backend: Optional[str] = None) -> tuple:
     """g(q): the torques that hold the body still against the client's gravity."""
     bd, be = _setup(bodyUniqueId, physicsClientId, backend)
     if bd.base is not None:
@@ -331,7 +393,7 @@ def calculateGravity(bodyUniqueId, objPositions, physicsClientId=0, backend: Opt
     return _vector(bd.from_model(be.gravity_torques(bd.to_model(objPositions, "objPositions"))))
 
 
-def calculateBiasForces(bodyUniqueId, objPositions, objVelocities, physicsClientId=0,
+def calculateBiasForces(bodyUniqueId, objPositions, objVelocities, physicsClientId=None, *,
                         backend: Optional[str] = None) -> tuple:
     """C(q, q̇) q̇ + g(q): the torques for zero acceleration."""
     bd, be = _setup(bodyUniqueId, physicsClientId, backend)
@@ -343,7 +405,7 @@ def calculateBiasForces(bodyUniqueId, objPositions, objVelocities, physicsClient
                                                 bd.to_model(objVelocities, "objVelocities"))))
 
 
-def calculateCoriolisMatrix(bodyUniqueId, objPositions, objVelocities, physicsClientId=0,
+def calculateCoriolisMatrix(bodyUniqueId, objPositions, objVelocities, physicsClientId=None, *,
                             backend: Optional[str] = None) -> tuple:
     """C(q, q̇) in Christoffel form (dof × dof): C q̇ = velocity terms, Ṁ − 2C skew-symmetric.
     Fixed-base bodies only: pybullet's coordinates of a floating base (angular before linear
@@ -354,7 +416,7 @@ def calculateCoriolisMatrix(bodyUniqueId, objPositions, objVelocities, physicsCl
                                           bd.to_model(objVelocities, "objVelocities")))
 
 
-def calculateForwardDynamics(bodyUniqueId, objPositions, objVelocities, objTorques, physicsClientId=0,
+def calculateForwardDynamics(bodyUniqueId, objPositions, objVelocities, objTorques, physicsClientId=None, *,
                              backend: Optional[str] = None) -> tuple:
     """Joint accelerations q̈ produced by torques τ (pybullet has no equivalent); for a floating
     body u̇ (dof + 6) of τ (dof + 6), the inverse of :func:`calculateInverseDynamics`."""
@@ -368,9 +430,35 @@ def calculateForwardDynamics(bodyUniqueId, objPositions, objVelocities, objTorqu
     return _vector(bd.from_model(be.forward_dynamics(q, qd, tau)))
 
 
-__all__ = ["BodyDynamics", "DynamicsStepper", "FrictionInjector", "body_dynamics", "body_urdf",
+DROP_INS = ("calculateInverseDynamics", "calculateMassMatrix", "calculateGravity", "calculateBiasForces",
+            "calculateCoriolisMatrix", "calculateForwardDynamics")
+"""The functions :func:`install` puts in place (the first two replace pybullet's own)."""
+
+
+def install(target, backend: Optional[str] = None):
+    """Put the drop-ins on ``target``: the ``pybullet`` module, or a
+    ``pybullet_utils.bullet_client.BulletClient``, whose calls then reach ours with its own
+    client id (a BulletClient adds ``physicsClientId`` to pybullet's built-in functions only,
+    so a module-level swap alone cannot know which client a BulletClient call is for).
+    ``backend`` names the backend for every call (default ``newton_euler``).  Returns
+    ``target``; ``pybullet.calculateMassMatrix(...)`` or ``client.calculateMassMatrix(...)``
+    then run ours with pybullet's arguments."""
+    import functools
+
+    client = getattr(target, "_client", None)
+    for name in DROP_INS:
+        bound = {} if client is None else {"physicsClientId": client}
+        if backend is not None:
+            bound["backend"] = backend
+        function = globals()[name]
+        setattr(target, name, functools.wraps(function)(functools.partial(function, **bound)) if bound else function)
+    return target
+
+
+__all__ = ["BodyDynamics", "DROP_INS", "DynamicsStepper", "FrictionInjector", "body_dynamics", "body_urdf",
            "c_level_output_silenced", "calculateBiasForces", "calculateCoriolisMatrix", "calculateForwardDynamics",
-           "calculateGravity", "calculateInverseDynamics", "calculateMassMatrix", "configure_reference_body"]
+           "calculateGravity", "calculateInverseDynamics", "calculateMassMatrix", "configure_reference_body",
+           "connected_clients", "install", "resolve_client"]
 
 
 # -- stepping a body with our dynamics, or injecting our friction into pybullet's ------------
@@ -431,8 +519,8 @@ class DynamicsStepper:
     with an :class:`~dyn_plugin.errors.InputError` rather than step them as fixed.
     """
 
-    def __init__(self, body: int, backend: str = "newton_euler_friction", physicsClientId: int = 0, friction=None,
-                 profile=None, substeps: int = 1, damping=None, **options):
+    def __init__(self, body: int, backend: str = "newton_euler_friction", physicsClientId: Optional[int] = None,
+                 friction=None, profile=None, substeps: int = 1, damping=None, **options):
         """``friction``/``profile`` as for the friction backends; ``substeps`` (int ≥ 1) sub-steps
         per time step; ``damping`` as above (backends without friction only); other
         ``options`` go to the backend."""
@@ -447,7 +535,7 @@ class DynamicsStepper:
         self.damping = _damping(bd, self.backend, damping)
         self.steps, self.time = 0, 0.0
         p.setJointMotorControlArray(body, bd.joint_indices, p.VELOCITY_CONTROL, forces=[0.0] * bd.dof,
-                                    physicsClientId=physicsClientId)
+                                    physicsClientId=bd.client)
 
     def step(self, torques, step_scene: bool = True) -> tuple:
         """Apply joint torques (dof,) N·m (N) for one time step; returns the new (q, q̇) as
@@ -547,7 +635,7 @@ class FrictionInjector:
     Fixed-base bodies only (a floating one is refused with an InputError).
     """
 
-    def __init__(self, body: int, friction=None, physicsClientId: int = 0, profile=None):
+    def __init__(self, body: int, friction=None, physicsClientId: Optional[int] = None, profile=None):
         p = import_pybullet()
         self._p = p
         self.dynamics = bd = body_dynamics(body, physicsClientId)
@@ -559,7 +647,7 @@ class FrictionInjector:
             warnings.warn(f"FrictionInjector: pybullet's body has no rotor inertia; the armature of friction "
                           f"model {self.friction.name!r} is not added to it", UserWarning, stacklevel=2)
         for j, c in zip(bd.joint_indices, bd.from_model(self.friction.velocity.viscous)):
-            p.changeDynamics(body, j, jointDamping=float(c), physicsClientId=physicsClientId)
+            p.changeDynamics(body, j, jointDamping=float(c), physicsClientId=bd.client)
         self._previous = None  # (q̇, t) for the acceleration estimate
 
     def apply(self, torques) -> None:
