@@ -38,7 +38,7 @@ import time
 import types
 import uuid
 from pathlib import Path
-from typing import Callable, Union
+from typing import Callable, Optional, Union
 
 import numpy as np
 
@@ -53,6 +53,7 @@ QUANTITIES = ("q", "qd", "qdd", "tau")
 IDENTITY = ("robot", "model_digest", "backend", "friction_digest", "seed", "states", "chunk", "trajectories",
             "quantities", "mass_matrix")
 TASK_RETRIES = 3
+CHUNK = 10_000   # states per chunk unless told (a 6-joint arm's q, qd, qdd, tau: 1.9 MB per chunk)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,13 +112,14 @@ class _Plan:
 # -- the one public function ------------------------------------------------------------------
 
 
-def dataset(robot, states, *, out, backend: str = "newton_euler", friction=None, chunk: int = 10_000,
+def dataset(robot, states, *, out, backend: str = "newton_euler", friction=None, chunk: Optional[int] = None,
             seed: int = 0, trajectories: bool = False, quantities=QUANTITIES, mass_matrix: bool = False,
             client=None, overwrite: bool = False, progress: Union[bool, Callable] = True) -> DatasetSummary:
     """Sample ``states`` states of ``robot``, compute their dynamics, store them at ``out``.
 
     robot : a bundled robot's name, a URDF path or a RobotModel
-    states : how many states (N > 0); chunk : states per chunk and task (0 < chunk <= N)
+    states : how many states (N > 0); chunk : states per chunk and task (0 < chunk <= N;
+        default: :data:`CHUNK`, or N when N is smaller)
     out : the Zarr v3 store's directory (shared by the workers when they run elsewhere)
     backend : its name; friction : a FrictionModel, a data file, ``"urdf"`` or ``"none"``
         for a friction backend (``newton_euler_friction``...), which then also stores
@@ -139,6 +141,7 @@ def dataset(robot, states, *, out, backend: str = "newton_euler", friction=None,
     if not isinstance(out, (str, os.PathLike)):
         raise InputError(f"out must be a directory path for the Zarr store, got {out!r}")
     model = _model(robot)
+    chunk = min(CHUNK, _count("states", states)) if chunk is None else chunk
     _check_arguments(states, chunk, seed, quantities)
     spec, be = _backend(backend, model, friction)
     with_friction = type(be).can("friction")

@@ -212,6 +212,8 @@ def _identify_arguments(ident) -> None:
 
 
 def _dataset_arguments(ds) -> None:
+    from ...dataset import CHUNK
+
     ds.add_argument("robot", metavar="NAME_OR_URDF")
     ds.add_argument("--states", type=_count(1, None), required=True, metavar="N", help="how many states")
     ds.add_argument("--out", dest="store", required=True, metavar="DIR.zarr",
@@ -219,8 +221,8 @@ def _dataset_arguments(ds) -> None:
     ds.add_argument("--backend", default="newton_euler", metavar="NAME", help="backend computing the dynamics")
     ds.add_argument("--friction", metavar="FILE|urdf|none",
                     help="friction data for a friction backend (also stores tau_friction)")
-    ds.add_argument("--chunk", type=_count(1, None), default=10_000, metavar="K",
-                    help="states per chunk (one task each)")
+    ds.add_argument("--chunk", type=_count(1, None), metavar="K",
+                    help=f"states per chunk (one task each; default: {CHUNK}, or --states when fewer)")
     ds.add_argument("--seed", type=_count(0, None, "seed"), default=0, metavar="S", help="random seed")
     ds.add_argument("--trajectories", action="store_true",
                     help="states along rest-to-rest quintics instead of independent random states")
