@@ -256,6 +256,16 @@ class RobotModel:
         """The same robot with a free-flying base (or fixed again with ``False``)."""
         return dataclasses.replace(self, floating_base=bool(floating))
 
+    def lock(self, joints) -> "RobotModel":
+        """The same robot with ``joints`` held fixed: a list of joint names (each at 0), or a
+        dict {name: value} in rad or m.  Each locked link merges into its parent body (mass,
+        centre of mass and inertia combined exactly) and stays a frame of it; the other
+        joints keep their order.  pinocchio's ``buildReducedModel``; see
+        :func:`dyn_plugin.locking.lock_joints` for the rules (limits, mimic joints)."""
+        from .locking import lock_joints
+
+        return lock_joints(self, joints)
+
     def with_payload(self, frame: str, mass: float, com=(0.0, 0.0, 0.0), inertia=None) -> "RobotModel":
         """A copy of the model with a rigid payload fixed to ``frame`` (one of :attr:`frame_names`):
         ``mass`` (kg, >= 0), its centre of mass ``com`` (3,) m in the frame, and ``inertia``

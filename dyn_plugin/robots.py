@@ -52,14 +52,17 @@ def robot_table(name: str) -> dict:
 
 
 def load_robot(name_or_path: Union[str, os.PathLike], gravity=None, floating_base: bool = False,
-               mimic: bool = False) -> RobotModel:
+               mimic: bool = False, lock=None) -> RobotModel:
     """A bundled robot by name (see :func:`list_robots`), or any URDF file.
 
     ``floating_base=True`` frees the root link (pinocchio's free-flyer convention, see
     :attr:`~dyn_plugin.model.RobotModel.floating_base`); by default it is fixed to the
     world, as in pinocchio's ``buildModelFromUrdf``.  ``mimic=True``: ``<mimic>`` joints
     follow their leaders (reduced coordinates, :mod:`dyn_plugin.mimic`); by default they are
-    independent, with a warning naming them, as pinocchio's default.
+    independent, with a warning naming them, as pinocchio's default.  ``lock``: joints held
+    fixed, a list of names (each at 0) or a dict {name: value} in rad or m (pinocchio's
+    ``buildReducedModel``; :meth:`~dyn_plugin.model.RobotModel.lock`), e.g.
+    ``load_robot("panda.urdf", lock=["panda_finger_joint1", "panda_finger_joint2"])``.
 
     Bundled robots are checked strictly (a triangle-inequality break is an error);
     user files get a :class:`~dyn_plugin.errors.PhysicalValidityWarning` instead.
@@ -67,7 +70,7 @@ def load_robot(name_or_path: Union[str, os.PathLike], gravity=None, floating_bas
     g = DEFAULT_GRAVITY if gravity is None else gravity
     if str(name_or_path) in BUNDLED:
         return load_urdf(robot_path(str(name_or_path)), strict=True, gravity=g, floating_base=floating_base,
-                         mimic=mimic)
+                         mimic=mimic, lock=lock)
     if not str(name_or_path).strip():
         raise UnknownRobotError(f"no robot given; bundled robots: {', '.join(BUNDLED)} (or give a path to a URDF file)")
     path = Path(name_or_path)
@@ -76,7 +79,7 @@ def load_robot(name_or_path: Union[str, os.PathLike], gravity=None, floating_bas
             raise UnknownRobotError(f"{str(path)!r} is a folder; give the URDF file in it")
         if not path.is_file():
             raise UnknownRobotError(f"URDF file {str(path)!r} does not exist")
-        return load_urdf(path, gravity=g, floating_base=floating_base, mimic=mimic)
+        return load_urdf(path, gravity=g, floating_base=floating_base, mimic=mimic, lock=lock)
     raise UnknownRobotError(f"unknown robot {str(name_or_path)!r}; bundled robots: {', '.join(BUNDLED)} "
                             "(or give a path to a URDF file)")
 

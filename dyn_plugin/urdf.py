@@ -34,7 +34,7 @@ SUPPORTED_TYPES = set(MOVING_TYPES) | {"fixed"}
 
 
 def load_urdf(path: Union[str, os.PathLike], *, strict: bool = False, gravity=DEFAULT_GRAVITY,
-              floating_base: bool = False, mimic: bool = False) -> RobotModel:
+              floating_base: bool = False, mimic: bool = False, lock=None) -> RobotModel:
     """Build a :class:`RobotModel` from a URDF file.
 
     Parameters
@@ -55,6 +55,9 @@ def load_urdf(path: Union[str, os.PathLike], *, strict: bool = False, gravity=DE
         ``<mimic>`` joints follow their leader (reduced coordinates, pinocchio's
         ``mimic=True``; see :mod:`dyn_plugin.mimic`); by default they are independent
         degrees of freedom, with a :class:`~dyn_plugin.errors.URDFWarning` naming them.
+    lock : list of joint names, or dict {name: value (rad or m)}, optional
+        Joints held fixed (:meth:`RobotModel.lock`); a mimic joint that ends up locked is
+        not warned about.
     """
     path = Path(path)
     try:
@@ -62,12 +65,13 @@ def load_urdf(path: Union[str, os.PathLike], *, strict: bool = False, gravity=DE
     except OSError as exc:
         raise URDFError(f"cannot read URDF file {str(path)!r}: {exc.strerror or exc}") from None
     model = load_urdf_string(data, strict=strict, gravity=gravity, source=str(path), floating_base=floating_base,
-                             mimic=mimic)
+                             mimic=mimic, lock=lock)
     return dataclasses.replace(model, source_path=str(path.resolve()))
 
 
 def load_urdf_string(text: Union[str, bytes], *, strict: bool = False, gravity=DEFAULT_GRAVITY,
-                     source: str = "<string>", floating_base: bool = False, mimic: bool = False) -> RobotModel:
+                     source: str = "<string>", floating_base: bool = False, mimic: bool = False,
+                     lock=None) -> RobotModel:
     """Build a :class:`RobotModel` from URDF text (str, or bytes in the encoding the XML
     declaration names); see :func:`load_urdf`."""
     root, text = _parse_xml(text, source)
@@ -78,9 +82,13 @@ def load_urdf_string(text: Union[str, bytes], *, strict: bool = False, gravity=D
     relations = _read_mimics(root, source, numbers=mimic)
     if relations and mimic:
         model = dataclasses.replace(model, mimic=resolve_mimic(model.joint_names, relations, f"{source}: "))
-    elif relations:
-        _warn_about_mimic_joints(relations, model.joint_names, source)
-    return model.with_floating_base(floating_base)
+    every_joint = model.joint_names
+    model = model.with_floating_base(floating_base)
+    model = model if lock is None else model.lock(lock)
+    unlocked = [relation for relation in relations if relation.joint in model.joint_names]
+    if unlocked and not mimic:
+        _warn_about_mimic_joints(unlocked, every_joint, source)
+    return model
 
 
 # -- reading the XML ---------------------------------------------------------------------

@@ -255,6 +255,21 @@ class PybulletBase:
         return np.concatenate([a_lin, alpha, (v_next[:, 6:] - v[:, 6:]) / dt], axis=1)
 
 
+def _without_geometry(text: str) -> str:
+    """URDF ``text`` without its ``<visual>`` and ``<collision>`` elements (unchanged if it has none)."""
+    from ..urdf import _parse_xml
+
+    root, _ = _parse_xml(text, "<pybullet's copy>")
+    shapes = [element for element in root.iter("visual", "collision") if element.getparent().tag == "link"]
+    for element in shapes:
+        element.getparent().remove(element)
+    if not shapes:
+        return text
+    from lxml import etree
+
+    return etree.tostring(root, encoding="unicode")
+
+
 class PybulletBackend(Backend):
     """pybullet's calculateInverseDynamics and calculateMassMatrix, and its stepping.
 
@@ -321,13 +336,17 @@ class PybulletBackend(Backend):
 
     def _urdf_file(self, tmpdir: Path) -> Path:
         """The model's own file when it holds exactly the reference text (meshes resolve),
-        else a written copy of :func:`~dyn_plugin.urdf.urdf_text`."""
+        else a written copy of :func:`~dyn_plugin.urdf.urdf_text` without ``<visual>`` and
+        ``<collision>`` elements: pybullet looks for a mesh next to the file it loads and
+        refuses the whole file when one is missing (a locked or payload-carrying Panda:
+        "Cannot load URDF file"), while its dynamics read only the ``<inertial>`` elements
+        (``URDF_USE_INERTIA_FROM_FILE``) of a body alone in an empty world."""
         text, source = urdf_text(self.model), self.model.source_path
         if source and text == self.model.source_urdf and Path(source).is_file() and \
                 Path(source).read_text(errors="replace") == text:
             return Path(source)
         path = tmpdir / "robot.urdf"
-        path.write_text(text)
+        path.write_text(_without_geometry(text))
         return path
 
     def _map_joints(self):

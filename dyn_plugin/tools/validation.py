@@ -210,18 +210,21 @@ class Suite:
     trajectory_tol: float = 1e-8
     floating_base: bool = False     # every robot's root link floats (pinocchio's free-flyer)
     mimic: bool = False             # <mimic> joints follow their leaders (reduced coordinates)
+    lock: dict = dataclasses.field(default_factory=dict)   # joints held fixed, {name: rad or m}, in every robot
     description: str = ""
     name: str = "custom"
 
     def model(self, robot: str):
         """The model of ``robot`` as this suite validates it (:func:`model_to_validate`)."""
-        return model_to_validate(robot, floating_base=self.floating_base, mimic=self.mimic)
+        return model_to_validate(robot, floating_base=self.floating_base, mimic=self.mimic, lock=self.lock)
 
     def check(self) -> None:
         """Raise :class:`DynPluginError` naming the first setting that cannot be run."""
         for key in ("floating_base", "mimic"):
             if not isinstance(getattr(self, key), bool):
                 raise DynPluginError(f"{key} must be true or false, got {getattr(self, key)!r}")
+        if not isinstance(self.lock, dict):
+            raise DynPluginError(f"lock must be a table {{joint = value (rad or m)}}, got {self.lock!r}")
         for key in ("robots", "backends", "references", "quantities"):
             names = getattr(self, key)
             if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
@@ -553,7 +556,7 @@ KEPT_SETUPS = 4       # a Dask worker gets the robots' tasks interleaved
 
 def _setup(suite: Suite, robot: str) -> _Setup:
     key = (robot, suite.seed, suite.dt, suite.samples, tuple(suite.backends), tuple(suite.references),
-           tuple(suite.quantities), suite.floating_base, suite.mimic)
+           tuple(suite.quantities), suite.floating_base, suite.mimic, tuple(suite.lock.items()))
     setup = _SETUPS.pop(key, None) or _build_setup(suite, robot)
     _SETUPS[key] = setup
     while len(_SETUPS) > KEPT_SETUPS:
@@ -732,10 +735,10 @@ def _merge(parts: list) -> "Comparison":
                                pinocchio_error=max(pinocchio, default=None))
 
 
-def model_to_validate(robot: str, floating_base: bool = False, mimic: bool = False):
-    """The model of ``robot`` (bundled name or URDF path; ``floating_base`` and ``mimic`` as
-    :func:`~dyn_plugin.robots.load_robot`'s); one without moving joints is refused."""
-    model = load_robot(robot, floating_base=floating_base, mimic=mimic)
+def model_to_validate(robot: str, floating_base: bool = False, mimic: bool = False, lock=None):
+    """The model of ``robot`` (bundled name or URDF path; ``floating_base``, ``mimic`` and
+    ``lock`` as :func:`~dyn_plugin.robots.load_robot`'s); one without moving joints is refused."""
+    model = load_robot(robot, floating_base=floating_base, mimic=mimic, lock=lock or None)
     if model.nv == 0:
         raise ModelError(f"{robot}: robot {model.name!r} has no moving joint (only fixed joints) and a fixed base, "
                          "so there is nothing to compare")

@@ -95,12 +95,15 @@ def run(args: argparse.Namespace, console=None) -> int:
     repeat = args.repeat if args.repeat is not None else (3 if args.quick else None)
     target = 0.005 if args.quick else TARGET
     workers = getattr(args, "workers", None)
-    resolve(args.robot, args.backend, args.op, sizes, args.against, repeat, workers)  # fail before any timing
+    from ..cli.robot import lock_of
+
+    lock = lock_of(args)
+    resolve(args.robot, args.backend, args.op, sizes, args.against, repeat, workers, lock)  # fail before any timing
 
     allocator = "default" if args.fresh_memory else keep_freed_memory()
     err = Console(stderr=True)
     kwargs = dict(robots=args.robot, backends=args.backend, ops=args.op, sizes=sizes, against=args.against,
-                  repeat=repeat, seed=args.seed, threads=args.threads, target=target, workers=workers)
+                  repeat=repeat, seed=args.seed, threads=args.threads, target=target, workers=workers, lock=lock)
     if err.is_terminal:
         from rich.progress import Progress
 

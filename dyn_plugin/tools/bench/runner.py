@@ -127,9 +127,11 @@ def resolve_workers(workers=None) -> list:
     return counts
 
 
-def resolve(robots=None, backends=None, ops=None, sizes=None, against=None, repeat=None, workers=None) -> dict:
+def resolve(robots=None, backends=None, ops=None, sizes=None, against=None, repeat=None, workers=None,
+            lock=None) -> dict:
     """Check every option before any timing; raises InputError / BackendError /
-    UnknownRobotError with a message naming what is valid."""
+    UnknownRobotError with a message naming what is valid.  ``lock``: joints held fixed in
+    every robot (:func:`~dyn_plugin.robots.load_robot`'s)."""
     from ...backends.registry import backends as registered_backends
     from ...robots import list_robots, load_robot
 
@@ -138,7 +140,7 @@ def resolve(robots=None, backends=None, ops=None, sizes=None, against=None, repe
     for robot in robots:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            model = load_robot(robot)
+            model = load_robot(robot, lock=lock)
         key = model.name if model.name and model.name not in models else str(robot)
         models[key] = (model, [str(w.message) for w in caught])
     ops = list(dict.fromkeys(ops)) if ops else list(OPS)
@@ -191,7 +193,7 @@ def run_bench(robots: Optional[Sequence[str]] = None, backends: Optional[Sequenc
               against: Optional[Sequence[str]] = None, repeat: Optional[int] = None, seed: int = 0,
               threads: Optional[int] = None, target: float = TARGET, budget: float = BUDGET,
               loop_budget: float = LOOP_BUDGET, workers: Optional[Sequence[int]] = None, peak: bool = True,
-              progress: Optional[Callable[[str, int, int], None]] = None) -> BenchResult:
+              progress: Optional[Callable[[str, int, int], None]] = None, lock=None) -> BenchResult:
     """Time every robot × op × backend × size; see :mod:`dyn_plugin.tools.bench`.
 
     ``robots``: names or URDF paths (default: the bundled ones); ``backends``: ours
@@ -204,16 +206,16 @@ def run_bench(robots: Optional[Sequence[str]] = None, backends: Optional[Sequenc
     (default: each number of ``workers``, so that a sweep runs both alike);
     ``target``: seconds per repeat at least; ``peak``: measure the machine's peak flop rate
     (:mod:`.peak`, for the physical limit); ``progress(label, done, total)`` before each
-    measurement.
+    measurement; ``lock``: joints held fixed in every robot, {name: rad or m}.
     """
     start = time.perf_counter()
-    opts = resolve(robots, backends, ops, sizes, against, repeat, workers)
+    opts = resolve(robots, backends, ops, sizes, against, repeat, workers, lock)
     if threads is not None and threads < 1:
         raise InputError(f"threads must be at least 1, got {threads}")
     opts["threads"] = [threads] if threads else list(opts["workers"])
     load_before = load_average()
     result = BenchResult(
-        settings={"robots": list(opts["models"]), "backends": opts["backends"], "ops": opts["ops"],
+        settings={"robots": list(opts["models"]), "lock": lock, "backends": opts["backends"], "ops": opts["ops"],
                   "sizes": opts["sizes"], "against": opts["against"], "repeat": repeat, "seed": seed,
                   "target_s": target, "budget_s": budget, "loop_budget_s": loop_budget,
                   "loop_min_states": LOOP_MIN_STATES,

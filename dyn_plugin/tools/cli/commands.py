@@ -20,6 +20,7 @@ from ..output import console as _console
 from ..output import one_line, write_or_print
 from ..reporting import floor_verdict
 from .common import EXIT_FAILED, EXIT_OK, LOCAL_CLUSTER
+from .robot import load_model, lock_of
 
 __all__ = ["COMMANDS", "LITERATURE_COUNTS"]
 
@@ -98,10 +99,9 @@ LITERATURE_COUNTS = {
 
 
 def _codegen(args) -> int:
-    from ...robots import load_robot
     from ...symbolic.codegen import generate
 
-    model = load_robot(args.robot)
+    model = load_model(args)
     if args.derivatives:
         return _derivative_code(model, args)
     code = generate(model, args.lang, mass_matrix=args.mass_matrix)
@@ -144,10 +144,9 @@ def _derivative_code(model, args) -> int:
 
 
 def _equations(args) -> int:
-    from ...robots import load_robot
     from ...symbolic.derive import format_equations
 
-    print(format_equations(load_robot(args.robot), latex=args.latex, symbols=tuple(args.symbols), route=args.route))
+    print(format_equations(load_model(args), latex=args.latex, symbols=tuple(args.symbols), route=args.route))
     return EXIT_OK
 
 
@@ -175,6 +174,8 @@ def _dask_client(args):
 def _validate(args) -> int:
     from .. import zoo
 
+    if zoo.is_zoo(args.suite) and lock_of(args):
+        raise InputError("--lock applies to named robots; the zoo suite validates every file as it is")
     if zoo.is_zoo(args.suite):  # one line per file; refusals are given to pinocchio (tools/zoo.py)
         return zoo.command(args, _console())
     suite = _suite(args)
@@ -209,7 +210,7 @@ def _suite(args) -> "validation.Suite":
     for key, value in (("robots", args.robot), ("backends", args.backend), ("references", args.against),
                        ("quantities", args.quantity), ("samples", args.samples), ("seed", args.seed),
                        ("rtol", args.rtol), ("dt", args.dt), ("floating_base", args.floating_base or None),
-                       ("mimic", args.mimic or None)):
+                       ("mimic", args.mimic or None), ("lock", lock_of(args))):
         if value is not None:
             setattr(suite, key, value)
     suite.check()
@@ -276,14 +277,13 @@ def _friction(args) -> int:
     from ...backends.registry import get_backend
     from ...backends.registry import backends as registered_backends
     from ...friction.study import plot_study, run_study
-    from ...robots import load_robot
 
     with_friction = registered_backends(can=("friction",))
     if args.backend not in with_friction:
         raise InputError(f"--backend must be one with friction: {', '.join(with_friction)}; got {args.backend!r}")
     if not 0 <= args.at <= args.duration:
         raise InputError(f"--at must be a time within the trajectory, from 0 to {args.duration:g} s; got {args.at:g}")
-    model = load_robot(args.robot)
+    model = load_model(args)
     if args.monte_carlo:
         return _friction_envelope(args, model)
     if args.dask is not None:
@@ -339,7 +339,7 @@ def _dataset(args) -> int:
     from ...dataset import dataset
 
     with _dask_client(args) as client:
-        summary = dataset(args.robot, args.states, out=args.store, backend=args.backend, friction=args.friction,
+        summary = dataset(load_model(args), args.states, out=args.store, backend=args.backend, friction=args.friction,
                           chunk=args.chunk, seed=args.seed, trajectories=args.trajectories,
                           mass_matrix=args.mass_matrix, client=client, overwrite=args.overwrite)
     print(f"{summary.path}: {summary.states:,} states in {summary.chunks} chunks; computed {summary.computed}, "
@@ -400,11 +400,10 @@ def _info(args) -> int:
     from rich.table import Table
 
     from ...errors import PhysicalValidityWarning
-    from ...robots import load_robot
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PhysicalValidityWarning)
-        model = load_robot(args.robot, floating_base=args.floating_base)
+        model = load_model(args)
     base = (f", floating base (nq = {model.nq}, nv = {model.nv}; base link {model.base_link!r}: "
             f"{model.base_mass:.4g} kg)" if model.floating_base else ", fixed base")
     table = Table(title=f"{escape(model.name)}: {model.n} joints{escape(base)}, {model.total_mass():.3f} kg")
@@ -438,9 +437,8 @@ def _schedule(args) -> int:
 
     from ...parallel import (max_concurrency, newton_euler_graph, operation_graph, plot_study, schedule_study,
                              window_lower_bound)
-    from ...robots import load_robot
 
-    model = load_robot(args.robot)
+    model = load_model(args)
     processors = args.processors
     if args.max:
         graph = operation_graph(model) if args.mode == "operations" else \
@@ -494,9 +492,8 @@ def _identify(args) -> int:
     """``identify ROBOT --data FILE.npz | --simulate``: the identification report."""
     from ...friction.parameters import friction_file, load_friction
     from ...identification import dhanaraj_friction, friction_terms, identify, plot_fit, simulate_measurements
-    from ...robots import load_robot
 
-    model = load_robot(args.robot)
+    model = load_model(args)
     terms = friction_terms(args.friction)
     bearing = nominal = None
     if "bearing" in terms:

@@ -13,6 +13,7 @@ from ..bench.command import add_arguments as bench_arguments
 from ..machine import installed_versions
 from ..output import one_line
 from .common import EXIT_CODES, EXIT_USAGE, LOCAL_CLUSTER
+from .robot import add_lock_argument
 
 __all__ = ["build_parser"]
 
@@ -103,7 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     _validate_arguments(add("validate", "compare our backends with pinocchio and pybullet"))
     _friction_arguments(add("friction", "friction share of the input torque along a trajectory (Dhanaraj ch. 3)"))
     _dataset_arguments(add("dataset", "states and their dynamics in a chunked, resumable Zarr store"))
-    bench_arguments(add("bench", "time per state against pinocchio and pybullet (table, --json, --plot)"))
+    bench = add("bench", "time per state against pinocchio and pybullet (table, --json, --plot)")
+    bench_arguments(bench)
+    add_lock_argument(bench)
     _codegen_arguments(add("codegen", "customised straight-line inverse dynamics for one robot (Python, C, numba)"))
     _schedule_arguments(add("schedule", "static multiprocessor schedules of the Newton-Euler subtasks (Dhanaraj ch. 4)"))
 
@@ -111,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     eq = add("equations", "closed-form M, B, C, G (ROBMAT's configuration-space form)")
     eq.add_argument("robot", metavar="NAME_OR_URDF")
+    add_lock_argument(eq)
     eq.add_argument("--latex", action="store_true", help="LaTeX instead of pretty-printed text")
     eq.add_argument("--symbols", nargs="+", metavar="GROUP", default=(),
                     help="parameter groups kept symbolic (e.g. masses lengths inertias gravity; default: none)")
@@ -123,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("backends", "list the registered backends")
     info = add("info", "joints, limits and masses of a robot")
     info.add_argument("robot", metavar="NAME_OR_URDF")
+    add_lock_argument(info)
     info.add_argument("--floating-base", action="store_true", help=FLOATING_HELP)
     return parser
 
@@ -164,6 +169,7 @@ def _validate_arguments(val) -> None:
     val.add_argument("--report", metavar="FILE.md", help="write a Markdown report")
     val.add_argument("--plots", metavar="DIR", help="write error histograms and trajectory overlays (PNG)")
     _dask_argument(val, "run the chunks of states on Dask: the same results as serially")
+    add_lock_argument(val)
 
 
 def _dask_argument(parser, what: str) -> None:
@@ -174,6 +180,7 @@ def _dask_argument(parser, what: str) -> None:
 
 def _friction_arguments(fr) -> None:
     fr.add_argument("robot", metavar="NAME_OR_URDF")
+    add_lock_argument(fr)
     fr.add_argument("--backend", default="newton_euler_friction",
                     help=f"one of {', '.join(registered_backends(can=('friction',)))}")
     fr.add_argument("--friction", metavar="FILE|urdf|none",
@@ -195,6 +202,7 @@ def _friction_arguments(fr) -> None:
 
 def _identify_arguments(ident) -> None:
     ident.add_argument("robot", metavar="NAME_OR_URDF")
+    add_lock_argument(ident)
     source = ident.add_mutually_exclusive_group(required=True)
     source.add_argument("--data", metavar="FILE.npz", help="recorded trajectory: arrays q, qd, qdd, tau, each (N, n)")
     source.add_argument("--simulate", action="store_true",
@@ -215,6 +223,7 @@ def _dataset_arguments(ds) -> None:
     from ...dataset import CHUNK
 
     ds.add_argument("robot", metavar="NAME_OR_URDF")
+    add_lock_argument(ds)
     ds.add_argument("--states", type=_count(1, None), required=True, metavar="N", help="how many states")
     ds.add_argument("--out", dest="store", required=True, metavar="DIR.zarr",
                     help="the Zarr store (a folder; a rerun resumes it, computing only missing chunks)")
@@ -233,6 +242,7 @@ def _dataset_arguments(ds) -> None:
 
 def _codegen_arguments(gen) -> None:
     gen.add_argument("robot", metavar="NAME_OR_URDF")
+    add_lock_argument(gen)
     gen.add_argument("--lang", choices=("python", "c", "numba"), default="python", help="output language")
     gen.add_argument("--out", metavar="FILE", help="write the source here (default: stdout)")
     gen.add_argument("--counts", action="store_true",
@@ -247,6 +257,7 @@ def _schedule_arguments(sc) -> None:
     from ...parallel.scheduling import RULES
 
     sc.add_argument("robot", metavar="NAME_OR_URDF")
+    add_lock_argument(sc)
     count = sc.add_mutually_exclusive_group()
     count.add_argument("--processors", nargs="+", type=_count(1, None, "processors"), metavar="P",
                        help="processor counts to schedule (default: 1 to the maximum concurrency)")
