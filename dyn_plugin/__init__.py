@@ -26,7 +26,7 @@ from .loops import set_workers, using_workers, workers
 from .model import RobotModel
 from .robots import list_robots, load_robot, robot_table
 from .terms import Terms
-from .identification import identify
+from .identification import holdout_rms, identify, load_log, prepare_log
 from .simulate import JointLimitWarning, SimulationError, Trajectory, simulate
 from .urdf import load_urdf, load_urdf_string, to_urdf, write_urdf
 
@@ -51,6 +51,6 @@ __all__ = [
     "PhysicalValidityWarning", "RobotModel", "URDFError", "URDFWarning", "UnknownRobotError", "get_backend", "identify",
     "list_backends", "list_robots", "load_robot", "load_urdf", "load_urdf_string",
     "model_from_dh", "read_dh_table", "register_backend", "robot_table", "SimulationError", "simulate",
-    "to_urdf", "Trajectory",
+    "to_urdf", "Trajectory", "holdout_rms", "load_log", "prepare_log",
     "unregister_backend", "with_friction", "write_urdf", "set_workers", "using_workers", "workers",
 ]

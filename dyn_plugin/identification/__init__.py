@@ -7,6 +7,9 @@
 * :func:`identify`: weighted, bounded least squares of the base inertial and the linear
   friction parameters (:mod:`.friction`) on a recorded trajectory, with standard errors
   and the excitation's condition number.
+* :func:`prepare_log` (a raw log: resampled, zero-phase filtered, differentiated, trimmed,
+  decimated, :class:`Log`; ``Log.split``), :func:`load_log` (.npz / .csv), and
+  :func:`holdout_rms` (torque RMS of a fit on held-out samples).
 * :func:`fourier_trajectory`, :func:`simulate_measurements`, :func:`dhanaraj_friction`: a
   simulated experiment to try it on.
 """
@@ -15,8 +18,12 @@ from .base import BaseParameters, base_parameters
 from .excitation import Measurements, dhanaraj_friction, fourier_trajectory, simulate_measurements
 from .friction import TERMS, friction_columns, friction_terms, friction_truth
 from .identify import IdentificationResult, identify, plot_fit
+from .log import Log, prepare_log
+from .logfile import load_log
+from .score import TorqueRMS, holdout_rms, plot_holdout, torque_rms
 from .regressor import PARAMETERS, joint_torque_regressor, parameter_names
 
 __all__ = ["BaseParameters", "IdentificationResult", "Measurements", "PARAMETERS", "TERMS", "base_parameters",
            "dhanaraj_friction", "fourier_trajectory", "friction_columns", "friction_terms", "friction_truth", "identify",
-           "joint_torque_regressor", "parameter_names", "plot_fit", "simulate_measurements"]
+           "joint_torque_regressor", "parameter_names", "plot_fit", "simulate_measurements",
+           "Log", "TorqueRMS", "holdout_rms", "load_log", "plot_holdout", "prepare_log", "torque_rms"]
