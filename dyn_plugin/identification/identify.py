@@ -9,11 +9,15 @@ weighting; joints with torques of very different sizes get comparable weight).  
 errors are σ̂ √diag((AᵀA)⁻¹) of the weighted problem, σ̂² its residual variance per degree
 of freedom.
 
-Physical consistency: enforced — non-negative friction parameters (bounded least squares,
-``scipy.optimize.lsq_linear``).  Checked and reported, not enforced — a physically
-consistent completion of the standard parameters: θ = θ_nom + E⁺ (β̂ − E θ_nom), the
-standard parameters closest to the nominal ones that reproduce β̂, with positive masses
-and positive-definite pseudo-inertia matrices (Wensing et al. 2017) per link.
+Physical consistency, least squares (the default): enforced — non-negative friction
+parameters (bounded least squares, ``scipy.optimize.lsq_linear``).  Checked and reported,
+not enforced — a completion of the standard parameters: θ = θ_nom + E⁺ (β̂ − E θ_nom), the
+standard parameters closest to the nominal ones that reproduce β̂, with a positive-definite
+pseudo-inertia per link (Wensing, Kim & Slotine 2018; :func:`.physical.is_consistent`).
+
+``physical=True``: the standard parameters themselves are fitted, every link's
+pseudo-inertia constrained positive definite (a semidefinite program,
+:mod:`.physical`); β̂ = E θ̂ is reported in the same base + friction terms.
 """
 
 from __future__ import annotations
@@ -24,9 +28,10 @@ from typing import Optional
 import numpy as np
 
 from ..arrays import batch_args
-from ..errors import InputError
+from ..errors import InputError, ModelError
 from .base import DEFAULT_TOLERANCE, BaseParameters, base_parameters
 from .friction import friction_columns, friction_terms
+from .physical import MARGIN, distance_to_nominal, fit_consistent, is_consistent, standard_model
 from .regressor import joint_torque_regressor
 
 MAX_CONDITION = 1e8
@@ -43,8 +48,13 @@ class IdentificationResult:
     sigma : (n,) residual standard deviation per joint (N·m or N)
     measured, predicted : (N, n) torques
     at_bound : names of friction parameters held at 0 by the bounds
-    standard : (n, 10) a completion of the standard parameters (see the module), and
-    consistency : per link, whether that completion is physically consistent
+    standard : (n, 10) the standard parameters: fitted (``physical``) or a completion (see the module)
+    consistency : per link, whether ``standard`` is a rigid body (:func:`.physical.is_consistent`)
+    distance_to_nominal : {link: d, "total": d} of ``standard`` from the nominal parameters
+        (relative Frobenius distance of scaled pseudo-inertias, :func:`.physical.distance_to_nominal`)
+    method : "least squares" or "physical"; solver : the conic solver of ``physical``
+    residual_cost : ``physical``: the relative increase of the weighted residual over the
+        best consistent fit that pulling the unidentifiable parameters to nominal cost (:mod:`.physical`)
     """
 
     model_name: str
@@ -62,6 +72,11 @@ class IdentificationResult:
     consistency: dict
     link_names: tuple
     _columns: object = dataclasses.field(repr=False, default=None)
+    distance_to_nominal: dict = dataclasses.field(default_factory=dict)
+    method: str = "least squares"
+    solver: str = ""
+    residual_cost: float = 0.0
+    _model: object = dataclasses.field(repr=False, default=None)
 
     @property
     def inertial(self) -> np.ndarray:
@@ -89,6 +104,18 @@ class IdentificationResult:
         """RMS(measured − predicted) / RMS(measured)."""
         return float(np.sqrt(np.mean((self.measured - self.predicted) ** 2) / np.mean(self.measured ** 2)))
 
+    def to_model(self):
+        """The identified robot: a RobotModel on the original kinematics with the masses,
+        centres of mass and inertias (about the centre of mass) of :attr:`standard` (friction
+        not included); write it with ``dp.write_urdf``.  Refused (ModelError) when a link
+        of :attr:`standard` is not a rigid body."""
+        bad = [link for link, ok in self.consistency.items() if not ok]
+        if bad:
+            raise ModelError(f"cannot make a robot model of the identified {self.model_name!r}: the standard parameters "
+                             f"are not a rigid body (pseudo-inertia not positive definite) for {', '.join(bad)}; "
+                             "identify with physical=True (CLI: --physical) to fit consistent parameters")
+        return standard_model(self._model, self.standard)
+
     def to_dict(self) -> dict:
         """Plain data (JSON-ready)."""
         return {"robot": self.model_name, "condition_number": self.condition_number,
@@ -96,7 +123,10 @@ class IdentificationResult:
                 "parameters": [{"name": n, "value": float(v), "std_error": float(s)}
                                for n, v, s in zip(self.names, self.values, self.std_errors)],
                 "base_formulas": self.base.formulas(), "at_bound": list(self.at_bound),
-                "consistency": self.consistency}
+                "consistency": self.consistency, "method": self.method, "solver": self.solver,
+                "residual_cost": self.residual_cost,
+                "standard": {"names": list(self.base.names), "values": self.standard.ravel().tolist()},
+                "distance_to_nominal": self.distance_to_nominal}
 
     def report(self) -> str:
         lines = [f"identification of {self.model_name!r}: {self.base.rank} base inertial + "
@@ -110,9 +140,17 @@ class IdentificationResult:
             flag = "  (at bound 0)" if name in self.at_bound else ""
             lines.append(f"{name:<16} {value:13.6g} {error:11.3g} {100 * relative:7.2g}%{flag}")
         bad = [link for link, ok in self.consistency.items() if not ok]
-        lines.append("physical consistency (enforced: friction ≥ 0; checked: completion nearest the nominal "
-                     "parameters): " + ("every link has m > 0 and a positive-definite pseudo-inertia" if not bad
-                                        else "not consistent for " + ", ".join(bad)))
+        how = (f"enforced ({self.solver}): every pseudo-inertia ⪰ {MARGIN:g} in nominal units, friction ≥ 0; "
+               f"residual +{100 * self.residual_cost:.2g} % over the best consistent fit for nearness to nominal"
+               if self.method == "physical" else
+               "enforced: friction ≥ 0; checked: completion nearest the nominal parameters")
+        lines.append(f"physical consistency ({how}): " + ("every link has m > 0 and a positive-definite "
+                                                           "pseudo-inertia" if not bad else
+                                                           "not consistent for " + ", ".join(bad)))
+        if self.distance_to_nominal:
+            lines.append("distance to nominal (relative Frobenius, scaled pseudo-inertia): total "
+                         f"{self.distance_to_nominal['total']:.3g}; "
+                         + ", ".join(f"{link} {self.distance_to_nominal[link]:.3g}" for link in self.link_names))
         lines.append("base parameters (regrouping):")
         lines += ["  " + line for line in self.base.formulas(4)]
         return "\n".join(lines)
@@ -140,20 +178,10 @@ def _states(model, q, qd, qdd, tau, dt):
     return q, qd, qdd, tau
 
 
-def _pseudo_inertia_ok(theta_link) -> bool:
-    m, h, (xx, xy, yy, xz, yz, zz) = theta_link[0], theta_link[1:4], theta_link[4:]
-    inertia = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
-    J = np.zeros((4, 4))
-    J[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia
-    J[:3, 3] = J[3, :3] = h
-    J[3, 3] = m
-    return bool(m > 0 and np.linalg.eigvalsh(J)[0] > 0)
-
-
 def identify(model, q, qd=None, qdd=None, tau=None, *, friction=("viscous", "coulomb"), bearing=None,
              nominal=None, smoothing: float = 0.0, dt: Optional[float] = None, weighted: bool = True,
              bounded: bool = True, tolerance: float = DEFAULT_TOLERANCE,
-             max_condition: float = MAX_CONDITION) -> IdentificationResult:
+             max_condition: float = MAX_CONDITION, physical: bool = False) -> IdentificationResult:
     """Fit the base inertial parameters and the friction parameters of ``model`` to a
     recorded trajectory by (weighted, bounded) least squares.
 
@@ -170,6 +198,9 @@ def identify(model, q, qd=None, qdd=None, tau=None, *, friction=("viscous", "cou
     weighted : per-joint weighting (two passes); bounded : friction parameters ≥ 0.
     max_condition : a larger condition number of the column-scaled regressor is refused
         as a rank-deficient excitation (InputError naming the worst-determined parameters).
+    physical : fit the standard parameters under the rigid-body constraints, nearest the
+        nominal ones (:mod:`.physical`; the same weights); std_errors are then those of the
+        unconstrained problem at the estimate.
     """
     model.require_fixed_joint_space("identification")
     if tau is None:
@@ -216,6 +247,11 @@ def identify(model, q, qd=None, qdd=None, tau=None, *, friction=("viscous", "cou
     at_bound = ()
     if bounded and friction_names:
         lower[base.rank:] = 0.0
+    theta_nominal = nominal.inertial_parameters(flat=True)
+    if theta_nominal.shape != (10 * model.n,):
+        raise InputError(f"nominal has {theta_nominal.size // 10} moving links, {model.name!r} has {model.n}: "
+                         "give nominal= a model of the same robot")
+    E = base.matrix
     x_scaled = np.linalg.lstsq(As, bw, rcond=None)[0]
     if np.any(x_scaled < lower):
         from scipy.optimize import lsq_linear
@@ -223,6 +259,11 @@ def identify(model, q, qd=None, qdd=None, tau=None, *, friction=("viscous", "cou
         solution = lsq_linear(As, bw, bounds=(lower, np.full(p, np.inf)), method="bvls", tol=1e-14)
         x_scaled = solution.x
         at_bound = tuple(names[k] for k in np.flatnonzero(solution.active_mask != 0))
+    found = None
+    if physical:
+        found = fit_consistent(As, bw, norms, E, x_scaled / norms, theta_nominal, model.link_names, bounded)
+        x_scaled = np.concatenate([E @ found.theta.ravel(), found.friction]) * norms
+        at_bound = tuple(name for name, value in zip(friction_names, found.friction) if bounded and value == 0.0)
     x = x_scaled / norms
     residual_w = bw - As @ x_scaled
     dof = max(N * n - p, 1)
@@ -231,13 +272,17 @@ def identify(model, q, qd=None, qdd=None, tau=None, *, friction=("viscous", "cou
     std = np.sqrt(np.diag(covariance_scaled)) / norms
     predicted = A @ x
     sigma = np.sqrt(np.sum((tau - predicted) ** 2, axis=0) / max(N - p / n, 1))
-    # physical consistency of the standard parameters closest to the nominal ones
-    theta_nominal = nominal.inertial_parameters(flat=True)
-    E = base.matrix
-    theta = (theta_nominal + np.linalg.pinv(E) @ (x[:base.rank] - E @ theta_nominal)).reshape(model.n, 10)
-    consistency = {link: _pseudo_inertia_ok(theta[i]) for i, link in enumerate(model.link_names)}
+    if found is not None:
+        theta = found.theta
+    else:           # the standard parameters closest to the nominal ones that give β̂
+        theta = (theta_nominal + np.linalg.pinv(E) @ (x[:base.rank] - E @ theta_nominal)).reshape(model.n, 10)
+    consistency = {link: is_consistent(theta[i]) for i, link in enumerate(model.link_names)}
+    distance = distance_to_nominal(theta, theta_nominal, model.link_names) if np.all(theta_nominal[::10] > 0) else {}
     return IdentificationResult(model.name, names, x, std, base, friction_names, condition, sigma, tau, predicted,
-                                at_bound, theta, consistency, model.link_names, columns)
+                                at_bound, theta, consistency, model.link_names, columns, distance,
+                                "physical" if physical else "least squares", found.solver if found else "",
+                                found.residual[1] / found.residual[0] - 1.0 if found and found.residual[0] else 0.0,
+                                model)
 
 
 def _check_excitation(Aw, norms, names, max_condition) -> float:
