@@ -50,8 +50,9 @@ def load(path, **options):
         return dp.load_robot(path, **options)
 
 
-def tree(seed, joints=7, floating=False):
-    return dp.load_urdf_string(random_tree_urdf(np.random.default_rng(seed), joints), floating_base=floating)
+def tree(seed, joints=7, floating=False, branched=True):
+    return dp.load_urdf_string(random_tree_urdf(np.random.default_rng(seed), joints, branched=branched),
+                               floating_base=floating)
 
 
 # -- the oracle: pinocchio's reduced model -------------------------------------------------------
@@ -110,7 +111,7 @@ class Oracle:
         qp = self.q(q)
         pin.framesForwardKinematics(self.model, self.data, qp)
         J = pin.computeFrameJacobian(self.model, self.data, qp, fid, pin.LOCAL_WORLD_ALIGNED)
-        return self.data.oMf[fid].homogeneous, J[:, self.order]
+        return self.data.oMf[fid].homogeneous, J.reshape(6, self.model.nv)[:, self.order]   # (6,) when nv = 1
 
 
 def relative(x, reference):
@@ -267,6 +268,17 @@ def test_frames_of_locked_links_in_random_trees(seed):
     moved = [f.name for f in full.frames if f.link in {full.link_names[full.joint_names.index(j)] for j in held}]
     assert moved
     assert frame_errors(full, locked, held, moved) <= EXACT
+
+
+def test_one_joint_left_frames_and_dynamics():
+    """nv = 1 after the lock (pinocchio returns a Jacobian of shape (6,) there)."""
+    full = tree(45, joints=4, branched=False)
+    held = {name: 0.0 if full.lower[i] <= 0.0 <= full.upper[i] else float(full.upper[i])
+            for i, name in enumerate(full.joint_names[1:], start=1)}
+    locked = full.lock(held)
+    assert locked.n == 1
+    assert worst_against_pinocchio(full, locked, held) <= EXACT
+    assert frame_errors(full, locked, held, [f.name for f in full.frames[-2:]]) <= EXACT
 
 
 # -- the reference engines on the locked model ----------------------------------------------------

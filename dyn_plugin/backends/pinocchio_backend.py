@@ -173,7 +173,8 @@ class PinocchioBackend(Backend):
 
     def _batch_frame_jacobian(self, q, frame, reference):
         pin, m, d, fid, rf = self._pin, self.pin_model, self.data, self._frame_id(frame), self._reference(reference)
-        return self._per_state(lambda a: pin.computeFrameJacobian(m, d, self.to_pin_q(a), fid, rf)[:, self._idx_v], q)
+        jacobian = lambda a: pin.computeFrameJacobian(m, d, self.to_pin_q(a), fid, rf).reshape(6, m.nv)  # noqa: E731
+        return self._per_state(lambda a: jacobian(a)[:, self._idx_v], q)       # (6,) from pinocchio when nv = 1
 
     def _batch_frame_velocity(self, q, qd, frame, reference):
         pin, m, d, fid, rf = self._pin, self.pin_model, self.data, self._frame_id(frame), self._reference(reference)
@@ -196,5 +197,5 @@ class PinocchioBackend(Backend):
 
         def rate(a, b):
             pin.computeJointJacobiansTimeVariation(m, d, self.to_pin_q(a), self.to_pin_v(b))
-            return pin.getFrameJacobianTimeVariation(m, d, fid, rf)[:, self._idx_v]
+            return pin.getFrameJacobianTimeVariation(m, d, fid, rf).reshape(6, m.nv)[:, self._idx_v]
         return self._per_state(rate, q, qd)
