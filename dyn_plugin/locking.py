@@ -60,7 +60,8 @@ def lock_joints(model: RobotModel, joints) -> RobotModel:
         {name: value} with value in rad (revolute, continuous) or m (prismatic), or None
         for the default (0; a mimic follower: m·v + o of its leader's value v).
 
-    Returns a new :class:`RobotModel` with n − (number of locked joints) joints.  Locking
+    Returns a new :class:`RobotModel` with n − (number of locked joints) joints, named
+    ``"<name> (locked j=v, ...)"`` (:func:`locked_name`).  Locking
     every joint leaves n = 0: a fixed base then has no coordinates, a floating base is one
     rigid body (nv = 6).
 
@@ -146,6 +147,14 @@ def _checked_value(model: RobotModel, i: int, value: float, why: str = "") -> fl
 # -- the reduced model ------------------------------------------------------------------------
 
 
+def locked_name(model: RobotModel, held: dict) -> str:
+    """``"<name> (locked j1=v1, j2=v2)"``: the locked model is another robot, so that what is
+    looked up by a robot's name (a thesis's tables, published operation counts) no longer
+    finds the original's."""
+    return f"{model.name} (locked {', '.join(f'{model.joint_names[i]}={v:g}' for i, v in held.items())})"
+
+
+
 def _reduced(model: RobotModel, held: dict) -> RobotModel:
     owner, placement, origins = _placements(model, held)
     kept = [i for i in range(model.n) if i not in held]
@@ -157,6 +166,7 @@ def _reduced(model: RobotModel, held: dict) -> RobotModel:
     moved = {frame.name: frame.link for frame in frames}
     without = [moved.get(name, name) for name in model.links_without_inertial]
     changes = dict(
+        name=locked_name(model, held),
         joint_names=tuple(model.joint_names[i] for i in kept), link_names=tuple(model.link_names[i] for i in kept),
         joint_types=tuple(model.joint_types[i] for i in kept),
         parents=np.array([renumber[owner[model.parents[i]] if model.parents[i] >= 0 else -1] for i in kept], dtype=int),
@@ -245,6 +255,7 @@ def locked_urdf(model: RobotModel, held: dict) -> Optional[str]:
     from .urdf import _fmt, _origin, _parse_xml
 
     root, _ = _parse_xml(model.source_urdf, f"<URDF of {model.name}>")
+    root.set("name", locked_name(model, held))
     names = {model.joint_names[i]: i for i in held}
     elements = {element.get("name"): element for element in root.findall("joint")}
     missing = sorted(set(names) - set(elements))

@@ -199,6 +199,18 @@ def test_the_locked_urdf_reads_back_as_the_locked_model(seed):
         assert a.link == b.link and relative(a.position, b.position) <= EXACT
 
 
+def test_the_locked_robot_is_named_as_such():
+    """What is looked up by a robot's name (the thesis's Stanford-arm schedules, published
+    operation counts) must not take the locked robot for the original."""
+    from dyn_plugin.parallel import thesis
+
+    stanford = dp.load_robot("stanford")
+    locked = stanford.lock({stanford.joint_names[5]: 0.25})
+    assert locked.name == f"stanford (locked {stanford.joint_names[5]}=0.25)"
+    assert dp.load_urdf_string(locked.source_urdf).name == locked.name
+    assert thesis.reference(stanford, "customised") is not None and thesis.reference(locked, "customised") is None
+
+
 def test_empty_lock_is_the_same_model():
     full = tree(1)
     assert full.lock([]) is full and full.lock({}) is full
@@ -379,7 +391,8 @@ def test_cli_lock_exit_codes(capsys):
     panda = str(PYBULLET_PANDA)
     assert main(["info", panda, "--lock", FINGERS[0], "--lock", f"{FINGERS[1]}=0.02"]) == 0
     out = capsys.readouterr()
-    assert "panda: 7 joints" in " ".join(out.out.split()) and "mimic" not in out.err
+    assert "panda (locked panda_finger_joint1=0, panda_finger_joint2=0.02): 7 joints" in " ".join(out.out.split())
+    assert "mimic" not in out.err
     for bad, message in ((["--lock", "wrist"], "no joint 'wrist' to lock"),
                          (["--lock", "panda_joint2=abc"], "the value after '=' must be a number"),
                          (["--lock", "=1"], "--lock needs JOINT or JOINT=VALUE"),
