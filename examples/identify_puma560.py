@@ -2,10 +2,12 @@
 simulated excitation trajectory, and plot measured vs predicted torques.
 
 The "measured" torques come from the newton_euler_friction backend with Dhanaraj's
-journal-bearing friction and transmission breakaway (thesis Table 3.4; motor inertia in
-the links) plus Corke's viscous friction, along a random Fourier-series trajectory, with
-1 % Gaussian torque noise.  dp.identify then fits the 36 base inertial parameters and the
-viscous, Coulomb(+breakaway) and bearing-μ parameters by weighted least squares.
+journal-bearing friction and transmission breakaway (thesis Table 3.4) plus Corke's
+viscous friction on the rigid PUMA-560 (no motor inertia: see
+dyn_plugin.identification.dhanaraj_friction), along a random Fourier-series trajectory,
+with 1 % Gaussian torque noise.  dp.identify then fits the 36 base inertial parameters and
+the viscous, Coulomb(+breakaway) and bearing-μ parameters by weighted least squares, and
+again with physical=True (every link a rigid body, dyn_plugin.identification.physical).
 
     python examples/identify_puma560.py [--plot FILE.png] [--quick]
 """
@@ -18,7 +20,7 @@ import dyn_plugin as dp
 from dyn_plugin.identification import dhanaraj_friction, friction_truth, plot_fit, simulate_measurements
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-parser.add_argument("--plot", default="identify_puma560.png", help="where to write the plot")
+parser.add_argument("--plot", metavar="FILE.png", help="plot measured vs predicted torques to FILE.png")
 parser.add_argument("--quick", action="store_true", help="fewer samples")
 args = parser.parse_args()
 
@@ -42,6 +44,13 @@ print("bearing friction coefficients (true 0.1):")
 for name in ("mu_joint1", "mu_joint2", "mu_joint3"):
     value, sigma = result.parameter(name)
     print(f"  {name} = {value:.4f} ± {sigma:.4f}")
+physical = dp.identify(model, data.q, data.qd, data.qdd, data.tau, friction=terms, bearing=friction,
+                       nominal=data.rigid_model, physical=True)
+bad = [link for link, ok in physical.consistency.items() if not ok]
+print(f"physical=True (rigid-body constraints): residual {100 * physical.relative_rms_error:.3g} % RMS, "
+      + ("every link consistent" if not bad else "not consistent for " + ", ".join(bad))
+      + f", distance to nominal {physical.distance_to_nominal['total']:.3g}")
 print()
 print(result.report())
-print(f"wrote {plot_fit(result, args.plot, data.t)}")
+if args.plot:
+    print(f"wrote {plot_fit(result, args.plot, data.t)}")

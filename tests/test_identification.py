@@ -35,10 +35,10 @@ def test_noise_free_data_recovers_every_parameter(puma):
     assert np.max(np.abs(result.values - truth) / scale) <= 1e-6
     assert result.relative_rms_error < 1e-10
     assert result.condition_number < 1e3
-    # exact β: the completion nearest the nominal θ is the nominal θ (here with Dhanaraj's
-    # motor inertias in the links, which break the triangle inequality: reported inconsistent)
+    # exact β: the completion nearest the nominal θ is the nominal θ, a rigid body (the
+    # simulated truth has no motor inertia in the links: #32 item 6)
     assert np.abs(result.standard - _fit.theta).max() <= 1e-9
-    assert not any(result.consistency.values())
+    assert all(result.consistency.values()) and len(result.consistency) == 6
     assert {"mu_joint1", "mu_joint2", "mu_joint3"} <= set(result.friction_names)
 
 

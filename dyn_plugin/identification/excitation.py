@@ -54,9 +54,14 @@ class Measurements:
 def dhanaraj_friction(model):
     """PUMA-560 friction for the identification demo: Dhanaraj's journal-bearing friction and
     transmission breakaway τ_B (thesis Table 3.4, ``urdf/puma560_friction.toml`` profile
-    "dhanaraj", motor inertia in the links), plus Corke's viscous friction, and without
-    the transmission efficiency curve (η = 1: the thesis prints no curve, and η is not
-    linear in any parameter)."""
+    "dhanaraj"), plus Corke's viscous friction, without the transmission efficiency curve
+    (η = 1: the thesis prints no curve, and η is not linear in any parameter) and without
+    the motor inertia.  The profile adds the reflected motor inertia to each link's I_zz
+    ("link" armature), which makes I_zz exceed I_xx + I_yy: no rigid body has such a link,
+    so the identified links could never be reported consistent.  As a diagonal armature
+    (a_j q̈_j, the "armature" term of :mod:`.friction`) it would be a rigid body, but
+    joint 1's a_1 q̈_1 is the column of link 1's inertia about that axis (not identifiable
+    apart), so the demo's truth is the rigid PUMA-560 with friction only."""
     from ..friction.models import TransmissionFriction
     from ..friction.parameters import FrictionModel
 
@@ -64,8 +69,9 @@ def dhanaraj_friction(model):
     corke = _bundled(model, "corke")
     transmission = TransmissionFriction.create(model, None, 0.0, dhanaraj.transmission.breakaway)
     velocity = FrictionModel.create(model, viscous=corke.velocity.viscous).velocity
-    return dataclasses.replace(dhanaraj, velocity=velocity, transmission=transmission,
-                               name="dhanaraj-linear", source=dhanaraj.source + "; viscous: Corke; no efficiency curve")
+    return dataclasses.replace(dhanaraj, velocity=velocity, transmission=transmission, armature=np.zeros(model.n),
+                               armature_form="diagonal", name="dhanaraj-linear",
+                               source=dhanaraj.source + "; viscous: Corke; no efficiency curve; no motor inertia")
 
 
 def _bundled(model, profile):
