@@ -61,17 +61,21 @@ def lock_joints(model: RobotModel, joints) -> RobotModel:
         for the default (0; a mimic follower: m·v + o of its leader's value v).
 
     Returns a new :class:`RobotModel` with n − (number of locked joints) joints, named
-    ``"<name> (locked j=v, ...)"`` (:func:`locked_name`).  Locking
-    every joint leaves n = 0: a fixed base then has no coordinates, a floating base is one
-    rigid body (nv = 6).
+    ``"<name> (locked j=v, ...)"`` (:func:`locked_name`).  At least one joint must stay
+    free: a model without moving joints (n = 0) is not taken everywhere (the friction
+    models and their studies fail on it), so locking every joint is refused.
 
     Raises :class:`InputError` for an unknown joint name (listing the model's joints), a
     value that is not a finite number or lies outside the joint's limits (naming the joint
-    and its limits), and a mimic follower named without its leader.
+    and its limits), a mimic follower named without its leader, and a lock of every joint.
     """
     held = held_values(model, joints)
     if not held:
         return model
+    if len(held) == model.n:
+        raise InputError(f"locking every joint of robot {model.name!r} ({', '.join(model.joint_names)}) leaves no "
+                         "moving joint, which not every part of dyn_plugin takes (friction models); leave at least "
+                         "one joint free")
     return _reduced(model, held)
 
 

@@ -234,17 +234,15 @@ def test_floating_base_matches_pinocchio(seed):
     assert worst_against_pinocchio(full, locked, held, seed=seed) <= EXACT
 
 
-def test_locking_every_joint_leaves_one_rigid_body():
-    full = tree(30, joints=5, floating=True)
-    held = {name: 0.1 if np.isfinite(full.upper[i]) and full.upper[i] >= 0.1 else 0.0
-            for i, name in enumerate(full.joint_names)}
-    body = full.lock(held)
-    assert (body.n, body.nq, body.nv) == (0, 7, 6)
-    assert body.base_mass == pytest.approx(full.total_mass(), rel=1e-15)
-    assert worst_against_pinocchio(full, body, held) <= EXACT
-    fixed = full.with_floating_base(False).lock(held)
-    s = random_states(fixed, 3)
-    assert dp.get_backend("newton_euler", fixed).inverse_dynamics(s.q, s.qd, s.qdd).shape == (3, 0)
+def test_locking_every_joint_is_refused():
+    """n = 0 is not taken everywhere (a friction study of a URDF without moving joints fails),
+    so a lock leaves at least one joint free; with mimic joints, a leader locks its follower."""
+    for model in (tree(30, joints=5, floating=True), tree(31, joints=3)):
+        held = {name: float(np.clip(0.1, model.lower[i], model.upper[i])) for i, name in enumerate(model.joint_names)}
+        with pytest.raises(InputError, match=r"locking every joint of robot 'random_tree' \(.*\) leaves no moving joint"):
+            model.lock(held)
+    with pytest.raises(InputError, match="locking every joint"):
+        load(PYBULLET_PANDA, mimic=True).lock([f"panda_joint{k}" for k in range(1, 8)] + ["panda_finger_joint1"])
 
 
 # -- (d) frames and Jacobians of locked links -------------------------------------------------------
