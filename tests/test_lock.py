@@ -294,12 +294,12 @@ def test_one_joint_left_frames_and_dynamics():
 # -- the reference engines on the locked model ----------------------------------------------------
 
 
-@pytest.mark.parametrize("which", ["panda", "tree"])
+@pytest.mark.parametrize("which", ["panda", "tree", "floating"])
 def test_pybullet_on_the_locked_model_agrees_with_pinocchio(which):
     if which == "panda":
         locked = load(PYBULLET_PANDA, lock={"panda_finger_joint1": 0.01, "panda_finger_joint2": 0.03})
     else:
-        full = tree(50, joints=6)
+        full = tree(50, joints=6, floating=which == "floating")
         locked = full.lock(held_values(full, np.random.default_rng(50), 2))
     pybullet = dp.get_backend("pybullet", locked)
     pinocchio = dp.get_backend("pinocchio", pybullet_model(locked) or locked)
@@ -314,6 +314,27 @@ def test_a_payload_on_a_locked_link_reaches_pinocchio(panda):
     s = random_states(locked, 4, seed=3)
     ours, theirs = (dp.get_backend(name, locked) for name in ("newton_euler", "pinocchio"))
     assert relative(ours.inverse_dynamics(s.q, s.qd, s.qdd), theirs.inverse_dynamics(s.q, s.qd, s.qdd)) <= EXACT
+
+
+LINK_WITHOUT_INERTIAL = """<?xml version="1.0"?>
+<robot name="bare"><link name="base"/><link name="hub"/>
+  <link name="arm"><inertial><origin xyz="0.3 0 0"/><mass value="2"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.02"
+    iyz="0" izz="0.02"/></inertial></link>
+  <joint name="turn" type="revolute"><parent link="base"/><child link="hub"/><axis xyz="0 0 1"/>
+    <limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
+  <joint name="lift" type="revolute"><parent link="hub"/><child link="arm"/><origin xyz="0 0 0.2"/><axis xyz="0 1 0"/>
+    <limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
+</robot>"""
+
+
+def test_a_link_without_inertial_locked_onto_the_base_moves_only_with_a_floating_base():
+    """pybullet gives a link without <inertial> 1 kg: a moving link's alteration, the base's
+    only when the base floats (RobotModel.pybullet_alterations)."""
+    model = dp.load_urdf_string(LINK_WITHOUT_INERTIAL)
+    assert model.links_without_inertial == ("hub",) and model.pybullet_alterations()
+    locked = model.lock({"turn": 0.5})
+    assert (locked.links_without_inertial, locked.base_links_without_inertial) == ((), ("base", "hub"))
+    assert not locked.pybullet_alterations() and locked.with_floating_base().pybullet_alterations()
 
 
 # -- mimic joints -----------------------------------------------------------------------------------
@@ -375,6 +396,22 @@ VERBS = {"validate": ["validate", "--robot", "puma560"], "friction": ["friction"
 def test_every_verb_that_takes_a_robot_takes_lock(verb):
     args = build_parser().parse_args(VERBS[verb] + ["--lock", "joint_3=0.5", "--lock", "joint_6"])
     assert args.lock == [("joint_3", 0.5), ("joint_6", None)]
+
+
+def test_bench_and_suites_load_their_robots_locked(tmp_path):
+    from dyn_plugin.tools import validation
+    from dyn_plugin.tools.bench.runner import resolve
+
+    model, _ = resolve(["puma560"], ops=["ID"], sizes=[1], lock={"joint6": 0.1})["models"]["puma560 (locked joint6=0.1)"]
+    assert model.n == 5
+    suite = tmp_path / "locked.toml"
+    suite.write_text('robots = ["puma560"]\nbackends = ["newton_euler"]\nreferences = ["pinocchio"]\n'
+                     'quantities = ["tau"]\nlock = { joint5 = -0.2 }\n')
+    assert validation.load_suite(str(suite)).model("puma560").joint_names == ("joint1", "joint2", "joint3", "joint4",
+                                                                               "joint6")
+    suite.write_text(suite.read_text().replace("lock = { joint5 = -0.2 }", 'lock = "joint5"'))
+    with pytest.raises(dp.errors.DynPluginError, match="lock must be a table"):
+        validation.load_suite(str(suite))
 
 
 def exit_code(argv):
