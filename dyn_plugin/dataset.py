@@ -43,7 +43,7 @@ from typing import Callable, Optional, Union
 import numpy as np
 
 from .dask import BackendSpec, backend_of, digest_of, model_digest, require
-from .errors import DynPluginError, InputError
+from .errors import DynPluginError, InputError, argument
 from .model import RobotModel
 from .sampling import TRAJECTORY_SAMPLES, trajectory_states, uniform_states
 
@@ -139,7 +139,7 @@ def dataset(robot, states, *, out, backend: str = "newton_euler", friction=None,
     require("zarr")
     _check_client(client)
     if not isinstance(out, (str, os.PathLike)):
-        raise InputError(f"out must be a directory path for the Zarr store, got {out!r}")
+        raise InputError(f"{argument('out')} must be a directory path for the Zarr store, got {out!r}")
     model = _model(robot)
     chunk = min(CHUNK, _count("states", states)) if chunk is None else chunk
     _check_arguments(states, chunk, seed, quantities)
@@ -204,7 +204,7 @@ def _count(name: str, value) -> int:
     whole = isinstance(value, (int, np.integer)) or (isinstance(value, (float, np.floating)) and
                                                      np.isfinite(value) and float(value).is_integer())
     if isinstance(value, bool) or not whole or value <= 0:
-        raise InputError(f"{name} must be a positive whole number, got {value!r}")
+        raise InputError(f"{argument(name)} must be a positive whole number, got {value!r}")
     return int(value)
 
 
@@ -222,9 +222,9 @@ def _check_client(client) -> None:
 def _check_arguments(states, chunk, seed, quantities) -> None:
     states, chunk = _count("states", states), _count("chunk", chunk)
     if chunk > states:
-        raise InputError(f"chunk ({chunk} states) must not exceed states ({states})")
+        raise InputError(f"{argument('chunk')} ({chunk} states) must not exceed {argument('states')} ({states})")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InputError(f"seed must be a non-negative integer, got {seed!r}")
+        raise InputError(f"{argument('seed')} must be a non-negative integer, got {seed!r}")
     if isinstance(quantities, str) or not quantities or set(quantities) - set(QUANTITIES) \
             or len(set(quantities)) != len(quantities):
         raise InputError(f"quantities must be distinct names among {', '.join(QUANTITIES)}, got {quantities!r}")
@@ -241,8 +241,8 @@ def _backend(name: str, model: RobotModel, friction) -> tuple:
         friction = resolve_friction(model, friction)
     elif friction is not None:
         label = getattr(friction, "name", friction)
-        raise InputError(f"backend {name!r} has no friction model; for friction={label!r} use "
-                         "newton_euler_friction or lagrange_euler_friction")
+        raise InputError(f"backend {name!r} has no friction model; for {argument('friction', label)} choose "
+                         f"{argument('backend')} newton_euler_friction or lagrange_euler_friction")
     spec = BackendSpec.create(name, model, **({} if friction is None else {"friction": friction}))
     return spec, backend_of(spec)
 
@@ -277,7 +277,7 @@ def _open_store(path: Path, attributes: dict, plan: _Plan, n: int, overwrite: bo
     import zarr
 
     if path.exists() and not path.is_dir():
-        raise InputError(f"out {str(path)!r} exists and is not a directory")
+        raise InputError(f"{argument('out')} {str(path)!r} exists and is not a directory")
     if path.is_dir() and any(path.iterdir()):
         old = _existing_attributes(path)
         differ = [k for k in IDENTITY if old.get(k) != _jsonable(attributes[k])]
@@ -288,7 +288,7 @@ def _open_store(path: Path, attributes: dict, plan: _Plan, n: int, overwrite: bo
         if differ and not overwrite:
             what = "; ".join(f"{k}: {old.get(k)!r} in the store, {attributes[k]!r} asked" for k in differ)
             raise InputError(f"the dataset at {str(path)!r} was made with other settings ({what}); pass "
-                             "overwrite=True to replace it, or choose another out")
+                             f"{argument('overwrite', True)} to replace it, or choose another {argument('out')}")
         shutil.rmtree(path)
     group = zarr.open_group(str(path), mode="w", zarr_format=3, attributes=attributes)
     for name, (shape, chunks, dtype, dims) in plan.arrays(n).items():
@@ -302,7 +302,7 @@ def _existing_attributes(path: Path) -> dict:
     (never replaced, even with overwrite: it may be someone's data)."""
     import zarr
 
-    refuse = f"out {str(path)!r} is a non-empty directory that is not a dyn_plugin dataset; it is left alone"
+    refuse = f"{argument('out')} {str(path)!r} is a non-empty directory that is not a dyn_plugin dataset; it is left alone"
     if not (path / "zarr.json").is_file():
         raise InputError(refuse)
     try:
@@ -323,7 +323,7 @@ def _check_layout(group, plan: _Plan, n: int, path: Path) -> None:
         array = group.get(name)
         if array is None or tuple(array.shape) != shape or tuple(array.chunks) != chunks:
             raise InputError(f"the dataset at {str(path)!r} is damaged (array {name!r} missing or reshaped); pass "
-                             "overwrite=True to rebuild it")
+                             f"{argument('overwrite', True)} to rebuild it")
 
 
 def _finish(group, plan: _Plan) -> None:

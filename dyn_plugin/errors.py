@@ -3,7 +3,43 @@
 Every message names the file, element, link, joint or array at fault and says what
 would be valid.  Each class also derives from the matching built-in exception so that
 ``except ValueError`` / ``except LookupError`` keeps working for callers who prefer it.
+
+A message that tells the caller what to pass names the argument with :func:`argument`,
+so that it speaks the caller's language: the keyword (``overwrite=True``) to Python,
+the option (``--overwrite``) on the command line, which declares its options for the
+run of a verb with :func:`arguments_spelled`.
 """
+
+import contextlib
+import contextvars
+from typing import Mapping, Optional
+
+# {argument name: how the caller spells it} while a front end (the CLI) runs; None: Python
+_SPELLING: contextvars.ContextVar = contextvars.ContextVar("dyn_plugin_argument_spelling", default=None)
+
+
+def argument(name: str, *value) -> str:
+    """How a message names the caller's argument ``name`` (given as ``value``, if any):
+    ``name`` or ``name=value`` to a Python caller (``out``, ``overwrite=True``); the
+    option (``--out``, ``--overwrite``) while a front end that has one for ``name`` runs
+    (:func:`arguments_spelled`), and the keyword marked "(Python API)" while one that has
+    none runs."""
+    spelling: Optional[Mapping[str, str]] = _SPELLING.get()
+    keyword = f"{name}={value[0]!r}" if value else name
+    if spelling is None:
+        return keyword
+    return spelling.get(name, f"{keyword} (Python API)")
+
+
+@contextlib.contextmanager
+def arguments_spelled(spelling: Mapping[str, str]):
+    """Within the block, :func:`argument` names ``name`` as ``spelling[name]`` (e.g.
+    ``{"out": "--out", "overwrite": "--overwrite"}``); other names as Python does."""
+    token = _SPELLING.set(dict(spelling))
+    try:
+        yield
+    finally:
+        _SPELLING.reset(token)
 
 
 class DynPluginError(Exception):

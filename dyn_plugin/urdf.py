@@ -23,7 +23,7 @@ from typing import Optional, Union
 import numpy as np
 from lxml import etree
 
-from .errors import ModelError, URDFError, URDFWarning
+from .errors import ModelError, URDFError, URDFWarning, argument
 from .kinematics import PRISMATIC, REVOLUTE, make_transform, matrix_to_rpy, parallel_axis, rot_x, rot_y, rot_z
 from .mimic import Mimic
 from .mimic import resolve as resolve_mimic
@@ -254,7 +254,8 @@ def _warn_about_mimic_joints(relations, joint_names, source: str) -> None:
     pairs = ", ".join(f"{r.joint!r} follows {r.leader!r}" + ("" if r.leader in joint_names else " (no such joint)")
                       for r in relations)
     warnings.warn(f"{source}: mimic joints are kept as independent degrees of freedom: {pairs} (load with "
-                  "mimic=True for reduced coordinates, as pinocchio's mimic=True)", URDFWarning, stacklevel=4)
+                  f"{argument('mimic', True)} for reduced coordinates, as pinocchio's mimic=True)", URDFWarning,
+                  stacklevel=4)
 
 
 def _link_of(joint, role: str, links: dict, where: str) -> str:

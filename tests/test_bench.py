@@ -193,7 +193,7 @@ def test_backend_that_cannot_be_built_is_skipped_with_a_note():
 @pytest.mark.parametrize("kwargs, error, fragment", [
     (dict(ops=["XX"]), InputError, "ID, FD, M, bias"),
     (dict(backends=["warp_drive"]), BackendError, "newton_euler"),
-    (dict(backends=["pybullet"]), InputError, "--against"),
+    (dict(backends=["pybullet"]), InputError, "choose references with against"),   # Python's spelling
     (dict(robots=["nosuchbot"]), UnknownRobotError, "puma560"),
     (dict(against=["drake"]), InputError, "pinocchio_parallel"),
     (dict(sizes=[0]), InputError, "at least 1"),

@@ -40,7 +40,7 @@ def test_validate_fails_with_exit_1_when_tolerance_exceeded(capsys):
 @pytest.mark.parametrize("argv, fragment", [
     (["validate", "--robot", "nosuchbot"], "puma560"),
     (["validate", "--robot", "/no/such/file.urdf"], "does not exist"),
-    (["validate", "--backend", "warp_drive"], "available"),
+    (["validate", "--backend", "warp_drive"], "--backend: unknown backend 'warp_drive'; backends: newton_euler"),
     (["validate", "--samples", "0"], "from 1 to"),
     (["info", "nosuchbot"], "bundled robots"),
 ])

@@ -14,7 +14,7 @@ import functools
 import numpy as np
 
 from .. import mimic
-from ..errors import ModelError
+from ..errors import ModelError, argument
 from .base import Backend
 
 
@@ -23,7 +23,8 @@ def mimic_backend(name: str, factory, model, get_backend, **options) -> Backend:
     reduced coordinates, built on every joint by ``get_backend`` (the registry's)."""
     if "friction" in getattr(factory, "capabilities", ()):
         raise ModelError(f"robot {model.name!r} has mimic joints ({', '.join(r.joint for r in model.mimic)}): friction "
-                         "backends take independent joints; load it without mimic=True, or use a rigid-body backend")
+                         f"backends take independent joints; load it without {argument('mimic', True)}, or use a "
+                         "rigid-body backend")
     if options.get("armature") is not None:
         raise ModelError("armature= with mimic joints: give the armature of every joint to a model loaded without "
                          "mimic=True (a rotor on a mimic joint is reflected through its multiplier)")

@@ -13,7 +13,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from ...errors import BackendError, InputError
+from ...errors import BackendError, InputError, argument
 from ...loops import available_cores, check_workers, using_workers
 from ...loops import workers as current_workers
 from ..machine import environment, load_average, usable_cores
@@ -117,12 +117,12 @@ def resolve_workers(workers=None) -> list:
         return [current_workers()]
     if isinstance(workers, int):
         workers = [workers]
-    counts = sorted(set(check_workers(k, "--workers") for k in workers))
+    counts = sorted(set(check_workers(k, argument("workers")) for k in workers))
     if not counts:
-        raise InputError("--workers needs at least one number")
+        raise InputError(f"{argument('workers')} needs at least one number")
     cores = available_cores()
     if counts[-1] > cores:
-        raise InputError(f"--workers {counts[-1]}: this process may use {cores} core{'s' if cores > 1 else ''} "
+        raise InputError(f"{argument('workers')} {counts[-1]}: this process may use {cores} core{'s' if cores > 1 else ''} "
                          f"(choose from 1 to {cores})")
     return counts
 
@@ -149,7 +149,7 @@ def resolve(robots=None, backends=None, ops=None, sizes=None, against=None, repe
         raise InputError(f"unknown operation {unknown[0]!r}; operations: {', '.join(OPS)}")
     sizes = sorted(set(int(s) for s in (sizes or DEFAULT_SIZES)))
     if any(s < 1 for s in sizes):
-        raise InputError(f"batch sizes must be at least 1, got {min(sizes)}")
+        raise InputError(f"{argument('sizes')} must be at least 1, got {min(sizes)}")
     against = list(dict.fromkeys(against)) if against is not None else list(REFERENCE_KINDS)
     for ref in against:
         if ref not in REFERENCE_KINDS:
@@ -160,12 +160,12 @@ def resolve(robots=None, backends=None, ops=None, sizes=None, against=None, repe
     ours = list(backends) if backends else list(DEFAULT_BACKENDS)
     for name in ours:
         if name in REFERENCE_KINDS:
-            raise InputError(f"{name!r} is a reference, not one of our backends: choose references with --against "
-                             f"({', '.join(REFERENCE_KINDS)}); the pinocchio loop is always timed")
+            raise InputError(f"{name!r} is a reference, not one of our backends: choose references with "
+                             f"{argument('against')} ({', '.join(REFERENCE_KINDS)}); the pinocchio loop is always timed")
         if name not in ours_available:
             raise BackendError(f"unknown backend {name!r}; available: {', '.join(ours_available)}")
     if repeat is not None and repeat < 1:
-        raise InputError(f"repeat must be at least 1, got {repeat}")
+        raise InputError(f"{argument('repeat')} must be at least 1, got {repeat}")
     return {"models": models, "ops": ops, "sizes": sizes, "against": against,
             "backends": list(dict.fromkeys(ours)), "repeat": repeat, "workers": resolve_workers(workers)}
 
@@ -211,7 +211,7 @@ def run_bench(robots: Optional[Sequence[str]] = None, backends: Optional[Sequenc
     start = time.perf_counter()
     opts = resolve(robots, backends, ops, sizes, against, repeat, workers, lock)
     if threads is not None and threads < 1:
-        raise InputError(f"threads must be at least 1, got {threads}")
+        raise InputError(f"{argument('threads')} must be at least 1, got {threads}")
     opts["threads"] = [threads] if threads else list(opts["workers"])
     load_before = load_average()
     result = BenchResult(

@@ -9,24 +9,28 @@ import sys
 import warnings
 from pathlib import Path
 
-from ...errors import DynPluginError, InputError
+from ...errors import DynPluginError, InputError, arguments_spelled
 from ..output import one_line
 from .commands import COMMANDS, LITERATURE_COUNTS
 from .common import (EXIT_CODES, EXIT_FAILED, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE,
                      LOCAL_CLUSTER)
-from .parser import build_parser
+from .parser import build_parser, option_spelling
 
 __all__ = ["EXIT_CODES", "EXIT_FAILED", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE",
            "LITERATURE_COUNTS", "LOCAL_CLUSTER", "OUTPUTS", "build_parser", "main"]
 
 
 def main(argv=None) -> int:
-    """Run ``dyn-plugin`` with ``argv`` (default: the command line); returns the exit code."""
-    args = build_parser().parse_args(argv)
-    with warnings.catch_warnings():
+    """Run ``dyn-plugin`` with ``argv`` (default: the command line); returns the exit code.
+    While the verb runs, the library's messages name its options (``--out``), not the
+    keywords of the Python API (``out``): :func:`dyn_plugin.errors.argument`."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    spelling = option_spelling(parser, args.command)
+    with warnings.catch_warnings(), arguments_spelled(spelling):
         warnings.showwarning = _show_warning
         try:
-            _check_outputs(args)
+            _check_outputs(args, spelling)
             return COMMANDS[args.command](args)
         except (DynPluginError, OSError, UnicodeDecodeError) as exc:
             return _input_error(_describe(exc))
@@ -65,15 +69,16 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 OUTPUTS = {"json": "file", "report": "file", "out": "file", "plot": "image", "plots": "folder", "store": "folder"}
 
 
-def _check_outputs(args) -> None:
+def _check_outputs(args, spelling: dict) -> None:
     """Fail before any work when an output cannot be written, for every command alike:
     the folder that will hold it must exist, a file must not be a folder (nor a folder a
-    file), an image needs a format matplotlib writes.  ``--json -`` is stdout."""
+    file), an image needs a format matplotlib writes.  ``--json -`` is stdout.  Messages
+    name the option as typed (``spelling``: :func:`.parser.option_spelling`)."""
     for key, kind in OUTPUTS.items():
         path = getattr(args, key, None)
         if path is None or (key == "json" and path == "-"):
             continue
-        target, where = Path(path), f"--{key} {path}"
+        target, where = Path(path), f"{spelling.get(key, '--' + key)} {path}"
         if kind == "folder" and target.exists() and not target.is_dir():
             raise InputError(f"{where}: is a file; give a folder")
         if kind != "folder" and target.is_dir():

@@ -203,7 +203,7 @@ def _validate(args) -> int:
 
 def _suite(args) -> "validation.Suite":
     """The suite with the command line's overrides, checked (names, numbers, robots) before any work."""
-    from ...backends.registry import list_backends
+    from ...backends.registry import backends, list_backends
     from ...errors import BackendError
 
     suite = validation.load_suite(args.suite)
@@ -215,9 +215,13 @@ def _suite(args) -> "validation.Suite":
             setattr(suite, key, value)
     suite.check()
     available = list_backends()
-    for name in suite.backends + suite.references:
-        if name not in available:
-            raise BackendError(f"unknown backend {name!r}; available: {', '.join(available)}")
+    for key, option, given, kind in (("backends", "--backend", args.backend, ("ours", "generated")),
+                                     ("references", "--against", args.against, "reference")):
+        unknown = [name for name in getattr(suite, key) if name not in available]
+        if unknown:
+            where = option if given else f"suite {args.suite}, {key}"
+            raise BackendError(f"{where}: unknown backend {unknown[0]!r}; {key}: {', '.join(backends(kind))} "
+                               "(or any other that dyn-plugin backends lists)")
     for robot in suite.robots:
         suite.model(robot)  # a bad name or file fails here, before any sampling
     return suite

@@ -90,6 +90,21 @@ def _version() -> str:
     return installed_versions(("dyn_plugin",))["dyn_plugin"] or __version__
 
 
+def option_spelling(parser: argparse.ArgumentParser, command: str) -> dict:
+    """{name: option} of the sub-command ``command``: each option under its ``dest`` and
+    under its own name (``--out`` whose dest is ``store``: both ``store`` and ``out``;
+    ``--floating-base``: ``floating_base``).  :func:`dyn_plugin.errors.arguments_spelled`
+    takes it, so that the library's messages name ``--out`` where Python has ``out=``."""
+    verb = next(action for action in parser._actions
+                if isinstance(action, argparse._SubParsersAction)).choices[command]
+    spelling = {}
+    for action in verb._actions:
+        option = max(action.option_strings, key=len, default=None)
+        if option is not None and action.dest != "help":
+            spelling[action.dest] = spelling[option.lstrip("-").replace("-", "_")] = option
+    return spelling
+
+
 # -- the parser
 
 def build_parser() -> argparse.ArgumentParser:
