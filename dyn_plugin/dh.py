@@ -34,7 +34,8 @@ class DHRow:
     """One link of a DH table (SI units; see the module docstring for the conventions).
 
     ``theta`` is the offset added to q for a revolute joint and the constant angle for a
-    prismatic one; ``d`` likewise.  ``inertia`` is [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] about the
+    prismatic one; ``d`` likewise.  ``motor_inertia`` is the rotor inertia reflected to the
+    joint (J_m G², kg·m²; kg for a prismatic joint): the model's :attr:`RobotModel.armature`.  ``inertia`` is [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] about the
     centre of mass in DH frame i, or a 3x3 tensor.
     """
 
@@ -128,7 +129,7 @@ def model_from_dh(rows: Sequence[DHRow], convention: str, name: str = "dh_robot"
         masses=field("mass"), coms=np.array(coms).reshape(n, 3), inertias=np.array(inertias).reshape(n, 3, 3),
         lower=field("lower"), upper=field("upper"), velocity_limits=field("velocity"),
         effort_limits=field("effort"), damping=np.zeros(n), friction=np.zeros(n),
-        continuous=np.zeros(n, dtype=bool), gravity=np.asarray(gravity, dtype=float),
+        continuous=np.zeros(n, dtype=bool), gravity=np.asarray(gravity, dtype=float), armature=field("motor_inertia"),
     )
 
 

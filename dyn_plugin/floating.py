@@ -66,7 +66,7 @@ def free_flyer_chain(model: RobotModel) -> RobotModel:
         inertias=np.concatenate([chain_link, model.inertias]).reshape(n + 6, 3, 3),
         lower=_chain(model.lower, -np.inf), upper=_chain(model.upper, np.inf),
         velocity_limits=_chain(model.velocity_limits, np.inf), effort_limits=_chain(model.effort_limits, np.inf),
-        damping=_chain(model.damping, 0.0), friction=_chain(model.friction, 0.0),
+        damping=_chain(model.damping, 0.0), friction=_chain(model.friction, 0.0), armature=_chain(model.armature, 0.0),
         continuous=np.concatenate([[False] * 3 + [True] * 3, model.continuous]),
         gravity=zero, base_mass=0.0, base_com=zero, base_inertia=np.zeros((3, 3)),
         source_urdf=None, source_path=None, base_link="world",

@@ -106,6 +106,12 @@ class RobotModel:
         as pinocchio's frames), links merged through fixed joints included.  Empty for a
         model not read from a URDF: the frames are then the base link's and each
         moving link's own (:attr:`frame_names`, :meth:`frame`).
+    armature : (n,) kg·m² (kg for a prismatic joint), ≥ 0
+        Reflected rotor inertia on M's diagonal (τ gains armature · q̈), as pinocchio's
+        ``model.armature``: a DH table's ``motor_inertia`` column (:func:`~dyn_plugin.dh.model_from_dh`).
+        Zeros by default (URDF has no element for it).  Every backend of ours and the
+        pinocchio backend apply it; a backend that cannot (pybullet, generated code) refuses
+        a model with armature rather than leave it out (:func:`~dyn_plugin.backends.get_backend`).
     """
 
     name: str
@@ -138,8 +144,11 @@ class RobotModel:
     base_inertia: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((3, 3)))
     mimic: tuple = ()
     frames: tuple = ()
+    armature: Optional[np.ndarray] = None
 
     def __post_init__(self):
+        armature = np.zeros(len(self.joint_names)) if self.armature is None else self.armature
+        object.__setattr__(self, "armature", np.asarray(armature, dtype=float))
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             if isinstance(value, np.ndarray):
@@ -374,11 +383,11 @@ class RobotModel:
             "link_names": (len(self.link_names),), "parents": self.parents.shape,
             "joint_rotations": self.joint_rotations.shape[1:] if n else (3, 3),
             "axes": self.axes.shape, "masses": self.masses.shape, "coms": self.coms.shape,
-            "inertias": self.inertias.shape,
+            "inertias": self.inertias.shape, "armature": self.armature.shape,
         }
         expected = {
             "link_names": (n,), "parents": (n,), "joint_rotations": (3, 3), "axes": (n, 3),
-            "masses": (n,), "coms": (n, 3), "inertias": (n, 3, 3),
+            "masses": (n,), "coms": (n, 3), "inertias": (n, 3, 3), "armature": (n,),
         }
         for key, shape in expected.items():
             if tuple(shapes[key]) != shape:
@@ -409,13 +418,17 @@ class RobotModel:
         A URDF whose numbers are each finite can still overflow when they are combined (a
         mass of 1e10 kg at 1e160 m has no finite inertia about the link origin)."""
         for key in ("joint_rotations", "joint_positions", "axes", "masses", "coms", "inertias", "damping",
-                    "friction", "lower", "upper", "velocity_limits", "effort_limits"):
+                    "friction", "armature", "lower", "upper", "velocity_limits", "effort_limits"):
             value = getattr(self, key)
             bad = np.isnan(value) if key in ("lower", "upper", "velocity_limits", "effort_limits") else ~np.isfinite(value)
             if np.any(bad):
                 i = int(np.argwhere(bad)[0][0])
                 raise ModelError(f"model {self.name!r}: {key} of joint {self.joint_names[i]!r} (link "
                                  f"{self.link_names[i]!r}) is not finite: {value[i]}")
+        if np.any(self.armature < 0):
+            i = int(np.argmax(self.armature < 0))
+            raise ModelError(f"model {self.name!r}: armature of joint {self.joint_names[i]!r} must be >= 0 "
+                             f"(kg·m², kg for a prismatic joint), got {self.armature[i]}")
         base = np.concatenate([[self.base_mass], self.base_com, self.base_inertia.reshape(9)])
         if base.shape != (13,) or not np.all(np.isfinite(base)) or self.base_mass < 0:
             raise ModelError(f"model {self.name!r}: the base link's mass, centre of mass (3,) and inertia (3, 3) "

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from importlib import resources
 from pathlib import Path
@@ -87,7 +88,9 @@ def load_robot(name_or_path: Union[str, os.PathLike], gravity=None, floating_bas
 def generate_urdf(name: str) -> str:
     """URDF text of a bundled robot, generated from its table."""
     robot_path(name)
-    model = model_from_table(bundled_dir() / f"{name}.toml")
+    # the URDF carries the rigid bodies (it has no element for rotor inertia): a table's
+    # motor_inertia column is drive data, the friction profiles' armature = "robot_table"
+    model = dataclasses.replace(model_from_table(bundled_dir() / f"{name}.toml"), armature=None)
     note = (f"Generated from {name}.toml (rerun: dyn-plugin robots, regenerate option); do not edit. "
             "The table cites the source of every number and explains every correction.")
     return to_urdf(model, comments={"robot": note})

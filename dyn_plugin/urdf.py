@@ -553,9 +553,14 @@ def to_urdf(model: RobotModel, comments: Optional[dict] = None) -> str:
 
     ``comments`` optionally maps a joint or link name to a comment written above its
     element, and ``"robot"`` to one below ``<robot>`` (used to carry provenance into the
-    bundled URDF files).
+    bundled URDF files).  A model's armature has no URDF element: it is written in that
+    comment, and a model loaded back from the file has none.
     """
-    comments = comments or {}
+    comments = dict(comments or {})
+    if np.any(model.armature):   # URDF has no element for rotor inertia: recorded, not dropped unseen
+        armature = "armature (rotor inertia, kg·m² or kg; no URDF element, not loaded back): " + ", ".join(
+            f"{joint} {value!r}" for joint, value in zip(model.joint_names, model.armature.tolist()) if value)
+        comments["robot"] = armature if comments.get("robot") is None else f"{comments['robot']} {armature}"
     elements: list = [LinkElement(model.base_link)]
     for i in range(model.n):
         elements.append(LinkElement(model.link_names[i], model.masses[i], make_transform(np.eye(3), model.coms[i]),

@@ -22,13 +22,17 @@ _empty = np.empty            # one global lookup instead of two, on the one-stat
 
 
 def _armature(armature, model) -> np.ndarray:
-    """Rotor inertias (n,) ≥ 0, finite; zeros for None."""
+    """Rotor inertias (n,) ≥ 0, finite: the model's own (:attr:`RobotModel.armature`) for
+    None; one given here replaces a model without armature, never adds to one."""
     if armature is None:
-        return np.zeros(model.n)
+        return np.array(model.armature)
     a = np.asarray(armature, dtype=float)
     if a.shape != (model.n,) or not np.all(np.isfinite(a)) or np.any(a < 0):
         raise InputError(f"armature must be {model.n} finite numbers >= 0 (kg·m², kg for prismatic joints), "
                          f"one per joint of robot {model.name!r}; got {armature!r}")
+    if np.any(model.armature) and not np.array_equal(a, model.armature):
+        raise InputError(f"model {model.name!r} carries armature {list(model.armature)} already (its "
+                         "RobotModel.armature); give armature once")
     return a
 
 
@@ -264,11 +268,16 @@ class LagrangeEulerBackend(Backend):
     description = "Lagrange-Euler with 4x4 matrices (Uicker; Fu §3.2), O(n^4), exposes h_ikm"
     capabilities = frozenset({"christoffel", "derivatives"})
 
+    def __init__(self, model, gravity=None, armature=None):
+        """``armature`` (n,) as :class:`NewtonEulerBackend`'s: on D's diagonal (by default the model's)."""
+        super().__init__(model, gravity)
+        self.armature = _armature(armature, self.model)
+
     def _batch_inverse_dynamics(self, q, qd, qdd):
-        return le.inverse_dynamics(self.model, q, qd, qdd)
+        return le.inverse_dynamics(self.model, q, qd, qdd) + self.armature * qdd
 
     def _batch_mass_matrix(self, q):
-        return le.inertia_matrix(self.model, q)
+        return le.inertia_matrix(self.model, q) + np.diag(self.armature)
 
     def _batch_gravity_torques(self, q):
         return le.gravity_vector(self.model, q)
@@ -297,4 +306,5 @@ class LagrangeEulerBackend(Backend):
         (q,), single = batch_args(self.model.n, self.model.joint_names, q=q)
         M, B, C, G = check_finite("configuration_space", le.configuration_space(self.model, q),
                                   self.model, single, q=q)
+        M = M + np.diag(self.armature)
         return (M[0], B[0], C[0], G[0]) if single else (M, B, C, G)

@@ -29,7 +29,8 @@ class PinocchioBackend(Backend):
     capabilities = frozenset({"floating_base", "mimic", "derivatives"})
 
     def __init__(self, model, gravity=None, armature=None):
-        """``armature`` (n,): reflected motor inertia on the diagonal of M (``model.armature``)."""
+        """``armature`` (n,): reflected motor inertia on the diagonal of M (pinocchio's
+        ``model.armature``); by default the model's own (:attr:`RobotModel.armature`)."""
         super().__init__(model, gravity)
         import pinocchio as pin
 
@@ -41,9 +42,9 @@ class PinocchioBackend(Backend):
             raise BackendError(f"pinocchio cannot load model {self.model.name!r}: {exc}") from None
         self.pin_model.gravity.linear = np.asarray(self.model.gravity, dtype=float)
         self._map_joints()
+        armature = _armature(self.model, armature)
         if armature is not None:
             joints = len(self.model.independent_joints)
-            armature = np.broadcast_to(np.asarray(armature, dtype=float), (joints,))
             self.pin_model.armature = self.to_pin_v(np.concatenate([np.zeros(self.model.nv - joints), armature]))
         self.data = self.pin_model.createData()
 
@@ -199,3 +200,20 @@ class PinocchioBackend(Backend):
             pin.computeJointJacobiansTimeVariation(m, d, self.to_pin_q(a), self.to_pin_v(b))
             return pin.getFrameJacobianTimeVariation(m, d, fid, rf).reshape(6, m.nv)[:, self._idx_v]
         return self._per_state(rate, q, qd)
+
+
+def _armature(model, armature):
+    """The independent joints' armature (given, else the model's), None when all zero; a
+    mimic follower's armature has no place in pinocchio's reduced model and is refused."""
+    if armature is None:
+        if not np.any(model.armature):
+            return None
+        followers = [name for name, value in zip(model.joint_names, model.armature)
+                     if value and name not in model.independent_joints]
+        if followers:
+            raise BackendError(f"model {model.name!r}: armature on mimic joint(s) {', '.join(followers)}; "
+                               "pinocchio's mimic joints take none")
+        return model.armature[model.independent_indices]
+    if np.any(model.armature):
+        raise BackendError(f"model {model.name!r} carries armature already (RobotModel.armature); give it once")
+    return np.broadcast_to(np.asarray(armature, dtype=float), (len(model.independent_joints),))

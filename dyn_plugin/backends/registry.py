@@ -9,8 +9,11 @@ with :func:`register_backend`.  A factory is called as ``factory(model, **option
 from __future__ import annotations
 
 import importlib
+import inspect
 from importlib import metadata
 from typing import Callable, Optional, Union
+
+import numpy as np
 
 from ..errors import BackendError
 from ..loops import check_workers
@@ -109,7 +112,35 @@ def _build(name: str, model, **options):
         from .floating_base import floating_backend
 
         return floating_backend(name, factory, model, get_backend, **options)
+    _check_armature(name, factory, model)
     return factory(model, **options)
+
+
+def takes_armature(factory) -> bool:
+    """True when a backend factory takes ``armature=`` (n,), rotor inertia on M's diagonal
+    (as pinocchio's ``model.armature``), and so applies :attr:`RobotModel.armature`."""
+    try:
+        return "armature" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):          # a factory without a signature
+        return False
+
+
+def _check_armature(name: str, factory, model) -> None:
+    """A model with armature (a DH table's motor inertia) goes only to a backend that applies
+    it: one whose factory takes ``armature=``, or a friction backend (whose rigid backend is
+    checked in turn).  Any other would leave the rotor inertia out of τ and M."""
+    armature = getattr(model, "armature", None)
+    if armature is None or not np.any(armature) or takes_armature(factory) or \
+            "friction" in getattr(factory, "capabilities", ()):
+        return
+    joints = ", ".join(f"{joint} {value:g}" for joint, value in zip(model.joint_names, armature) if value)
+    raise BackendError(f"backend {name!r} cannot apply the armature (rotor inertia) of model {model.name!r} "
+                       f"({joints}); use a backend that does ({', '.join(_armature_backends())}), or a model "
+                       "without it (dataclasses.replace(model, armature=None))")
+
+
+def _armature_backends() -> list:
+    return [name for name in list_backends() if takes_armature(_resolve(name))]
 
 
 def backend_class(name: str):
