@@ -22,6 +22,15 @@ explicitly (pybullet's jointDamping) unless ``viscous="implicit"``, which solves
 (M + dt D) Δq̇ = dt (τ − bias − D q̇): stable for stiff damping (dt·λ_max(M⁻¹D) > 2, e.g. a
 light wrist link), where the explicit step diverges.
 
+A friction model with a dynamic law (LuGre, Dahl; :mod:`dyn_plugin.friction.bristles`)
+carries its bristle deflection z (rad per joint) as a state beside (q, q̇), reported as
+``Trajectory.friction_state``.  Semi-implicit Euler steps it with
+``backend.state_step``: the bristles act implicitly and relax exactly at q̇⁺
+(:mod:`dyn_plugin.backends.bristle_stepping`), stable at pybullet's 1/240 s for any
+stiffness σ0.  RK4 integrates (q, q̇, z) with ``backend.state_rates``, explicitly: stiff
+bristles need a small dt there (σ0 = 1e5 N·m/rad: ~1e-5 s), else the run stops with a
+SimulationError.
+
 Nothing is clamped: a joint that leaves its limits is reported (a
 :class:`JointLimitWarning`, or an error with ``on_limit="raise"``), and a state that
 becomes NaN or infinite (or overflows inside the dynamics) stops the run with a
@@ -33,7 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from typing import Callable, Union
+from typing import Callable, Optional, Union
 
 import numpy as np
 
@@ -63,7 +72,8 @@ class Trajectory:
     """A simulated trajectory of T samples (T = steps + 1), SI units.
 
     t (T,) s;  q (T, nq);  qd, qdd, tau (T, nv) (both n on a fixed base);  kinetic,
-    potential (T,) J;  limit_events.
+    potential (T,) J (of the rigid body: not the bristles' ½ σ0 z²);  limit_events;
+    friction_state (T, n) rad: the bristle deflections z of a dynamic friction law, or None.
     ``tau[k]`` is the torque applied from ``t[k]`` (for RK4 with a callable torque, its
     value at the start of the step) and ``qdd[k]`` the acceleration it gives at ``t[k]``.
     """
@@ -78,6 +88,7 @@ class Trajectory:
     integrator: str
     dt: float
     limit_events: tuple = ()
+    friction_state: Optional[np.ndarray] = None
 
     @property
     def energy(self) -> np.ndarray:
@@ -127,7 +138,8 @@ def _torque_function(torque, n: int, steps: int, dt: float) -> Callable:
 
 
 def simulate(backend, q0, qd0, torque: Union[Callable, np.ndarray], duration: float, dt: float,
-             integrator: str = "semi_implicit_euler", on_limit: str = "warn", viscous: str = "explicit") -> Trajectory:
+             integrator: str = "semi_implicit_euler", on_limit: str = "warn", viscous: str = "explicit",
+             friction_state0=None) -> Trajectory:
     """Integrate the dynamics of ``backend`` from (q0, qd0) for ``duration`` seconds.
 
     Parameters
@@ -140,6 +152,8 @@ def simulate(backend, q0, qd0, torque: Union[Callable, np.ndarray], duration: fl
     on_limit : ``"warn"`` (default), ``"raise"`` or ``"ignore"`` when a joint leaves its limits
     viscous : friction backends with semi-implicit Euler: ``"explicit"`` (pybullet's jointDamping,
         default) or ``"implicit"`` (stable for stiff damping; see ``FrictionBackend.velocity_step``)
+    friction_state0 : (n,) rad, the initial bristle deflections of a dynamic friction law
+        (default 0: relaxed bristles); refused for a backend without one
 
     Raises :class:`SimulationError` naming the step, the time and the joint if the state
     becomes NaN or infinite (the integration diverged: dt too large for the system).
@@ -150,7 +164,8 @@ def simulate(backend, q0, qd0, torque: Union[Callable, np.ndarray], duration: fl
     q0, _ = as_batch("q0", q0, model.nq, model.configuration_names)
     qd0, _ = as_batch("qd0", qd0, n, model.velocity_names)
     tau_of = _torque_function(torque, n, steps, dt)
-    impulses = _uses_velocity_step(backend, integrator, viscous)
+    bristles = _initial_friction_state(backend, friction_state0, steps)
+    impulses = _uses_velocity_step(backend, integrator, viscous) and bristles is None
     t = np.arange(steps + 1) * dt
     qd, tau, qdd = (np.zeros((steps + 1, n)) for _ in range(3))
     q = np.zeros((steps + 1, model.nq))
@@ -160,7 +175,19 @@ def simulate(backend, q0, qd0, torque: Union[Callable, np.ndarray], duration: fl
     divergence = _Divergence(model, t, dt)
     for k in range(steps):
         tau[k] = tau_of(t[k], q[k], qd[k])
-        if impulses:
+        if bristles is not None:
+            z = bristles
+            if integrator == "semi_implicit_euler":
+                qd[k + 1], z[k + 1] = divergence.guard(k + 1, backend.state_step, q[k], qd[k], z[k], tau[k], dt)
+                qdd[k] = (qd[k + 1] - qd[k]) / dt
+                q[k + 1] = advance(q[k], dt * qd[k + 1])
+            else:
+                qdd[k] = divergence.guard(k + 1, backend.state_rates, q[k], qd[k], z[k], tau[k])[0]
+                q[k + 1], qd[k + 1], z[k + 1] = divergence.guard(
+                    k + 1, _rk4_bristle_step, backend, tau_of, t[k], q[k], qd[k], z[k], dt,
+                    lambda qs, vs, zs: divergence.check(k + 1, qs, vs, " in an RK4 stage", z=zs))
+            divergence.check(k + 1, q[k + 1], qd[k + 1], z=z[k + 1])
+        elif impulses:
             qd[k + 1] = divergence.guard(k + 1, backend.velocity_step, q[k], qd[k], tau[k], dt, viscous=viscous)
             qdd[k] = (qd[k + 1] - qd[k]) / dt
             q[k + 1] = advance(q[k], dt * qd[k + 1])
@@ -176,11 +203,14 @@ def simulate(backend, q0, qd0, torque: Union[Callable, np.ndarray], duration: fl
         divergence.check(k + 1, q[k + 1], qd[k + 1])
         limits.check(t[k + 1], q[k + 1])
     tau[steps] = tau_of(t[steps], q[steps], qd[steps])
-    qdd[steps] = divergence.guard(steps, backend.forward_dynamics, q[steps], qd[steps], tau[steps])
+    if bristles is None:
+        qdd[steps] = divergence.guard(steps, backend.forward_dynamics, q[steps], qd[steps], tau[steps])
+    else:
+        qdd[steps] = divergence.guard(steps, backend.state_rates, q[steps], qd[steps], bristles[steps], tau[steps])[0]
     divergence.check(steps, q[steps], qd[steps], qdd=qdd[steps])
     return Trajectory(t=t, q=q, qd=qd, qdd=qdd, tau=tau, kinetic=kinetic_energy(backend, q, qd),
                       potential=potential_energy(model, q, backend.gravity), integrator=integrator, dt=dt,
-                      limit_events=tuple(limits.events))
+                      limit_events=tuple(limits.events), friction_state=bristles)
 
 
 def _check_options(integrator, on_limit, dt, duration, viscous) -> None:
@@ -195,6 +225,21 @@ def _check_options(integrator, on_limit, dt, duration, viscous) -> None:
     if dt > duration:
         raise InputError(f"time step dt = {dt:g} s is longer than duration = {duration:g} s: not one full step "
                          "fits; use dt <= duration")
+
+
+def _initial_friction_state(backend, friction_state0, steps: int) -> Optional[np.ndarray]:
+    """The (steps + 1, n) bristle deflections with row 0 set, for a backend whose friction
+    has a dynamic law; None without one (then ``friction_state0`` must be None)."""
+    law = getattr(getattr(backend, "friction", None), "dynamic", None)
+    if law is None:
+        if friction_state0 is not None:
+            raise InputError(f"friction_state0 is the bristle state of a dynamic friction law (LuGre, Dahl); "
+                             f"{backend.name} has none")
+        return None
+    z = np.zeros((steps + 1, law.n))
+    if friction_state0 is not None:
+        z[0] = as_batch("friction_state0", friction_state0, law.n, backend.model.joint_names)[0][0]
+    return z
 
 
 def _uses_velocity_step(backend, integrator: str, viscous: str) -> bool:
@@ -242,6 +287,20 @@ def _rk4_step(fd, tau_of, t, q, qd, qdd, dt, check, model):
             qd + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v))
 
 
+def _rk4_bristle_step(backend, tau_of, t, q, qd, z, dt, check):
+    """One classic RK4 step on (q, q̇, z) of a fixed-base robot whose friction has a dynamic
+    law, rates from ``backend.state_rates``; ``check(q, q̇, z)`` vets every stage state."""
+    def rates(time, qs, vs, zs):
+        check(qs, vs, zs)
+        qdd, rate = backend.state_rates(qs, vs, zs, tau_of(time, qs, vs))
+        return vs, qdd, rate
+    k1 = rates(t, q, qd, z)
+    k2 = rates(t + 0.5 * dt, *(x + 0.5 * dt * k for x, k in zip((q, qd, z), k1)))
+    k3 = rates(t + 0.5 * dt, *(x + 0.5 * dt * k for x, k in zip((q, qd, z), k2)))
+    k4 = rates(t + dt, *(x + dt * k for x, k in zip((q, qd, z), k3)))
+    return tuple(x + dt / 6 * (a + 2 * b + 2 * c + d) for x, a, b, c, d in zip((q, qd, z), k1, k2, k3, k4))
+
+
 class _Divergence:
     """Stops a run whose state became NaN or infinite, saying at which step, when and where."""
 
@@ -259,10 +318,15 @@ class _Divergence:
         except DynPluginError as exc:
             raise SimulationError(f"{self._at(k)}: {exc}; {self._advice}") from exc
 
-    def check(self, k: int, q, qd, where: str = "", qdd=None) -> None:
-        """Raise SimulationError if q, q̇ (or q̈) of step ``k`` (ending at t[k]) is not finite."""
+    def check(self, k: int, q, qd, where: str = "", qdd=None, z=None) -> None:
+        """Raise SimulationError if q, q̇ (or q̈, or the bristle state z) of step ``k`` (ending
+        at t[k]) is not finite."""
         values = [q, qd] if qdd is None else [q, qd, qdd]
         if all(np.isfinite(v).all() for v in values):
+            if z is not None and not np.isfinite(z).all():
+                i = int(np.argmax(~np.isfinite(z)))
+                raise SimulationError(f"{self._at(k)}{where}: the bristle state z of joint "
+                                      f"{self.model.joint_names[i]!r} is {z[i]:.3g}; {self._advice}")
             return
         # the joint part of q lines up with q̇ and q̈ (a floating base's 7 + 6 entries come first)
         names = self.model.independent_joints

@@ -59,6 +59,15 @@ composes the rigid backend's one-state kernel with the velocity-friction law
 (:func:`dyn_plugin.friction.law.fused`) when the rigid backend declares
 ``single_state_kernels`` (``newton_euler``: as fast as the rigid backend alone), else the
 rigid backend's own one-state call followed by the compiled law.
+
+A dynamic friction law (LuGre, Dahl: ``FrictionModel.dynamic``) has a state, the bristle
+deflection z (:mod:`dyn_plugin.friction.bristles`).  :meth:`FrictionBackend.state_step`
+advances (q̇, z) by one implicit step and :meth:`FrictionBackend.state_rates` gives (q̈, ż)
+(:mod:`.bristle_stepping`); :func:`dyn_plugin.simulate` and the pybullet ``DynamicsStepper``
+carry z through them.  The stateless calls (inverse and forward dynamics, their
+derivatives, the breakdown) cannot know z: they use the law's *steady state*
+g(q̇) sgn(q̇) + σ2 q̇ (LuGre eq. (5); at q̇ = 0 stiction up to F_S), which is what the law
+gives in steady sliding and only then; ``velocity_step`` refuses such a model.
 """
 
 from __future__ import annotations
@@ -72,12 +81,13 @@ import numpy as np
 
 from ..errors import BackendError, DynPluginError, InputError, NumericalError
 from ..external import Load
-from ..friction import law
+from ..friction import bristles, law
 from ..friction.law import direction
 from ..friction.parameters import FrictionModel, resolve_friction
 from ..friction.stiction import solve_box_qp, sticking
 from ..kinematics import rotation_from_z
 from ..arrays import contiguous
+from . import bristle_stepping
 from .base import Backend, batch_args, check_finite
 from .registry import backend_class, backends, declared, get_backend
 
@@ -218,7 +228,9 @@ class FrictionBackend(Backend):
         # the compiled law: velocity friction, breakaway and the armature added here
         self._table = law.parameter_table(self.friction.velocity, self.friction.breakaway, self._armature)
         # one state without load-dependent friction takes the short path (law.single)
-        self._short = not self.friction.load_dependent
+        self._short = not self.friction.load_dependent and self.friction.dynamic is None
+        # stateless calls take a dynamic law's steady state, sharp at q̇ = 0 (stiction up to F_S)
+        self._set_valued = self.friction.set_valued or self.friction.dynamic is not None
         self._zeros = np.zeros(n)
         if self._short:
             self._added, self._removed = law.single("added"), law.single("removed")
@@ -380,8 +392,10 @@ class FrictionBackend(Backend):
         bearing = self._bearing(q, qd, qdd, d, load)
         tau_out = with_armature + bearing
         transmission = self._through_transmission(tau_out, d) - tau_out + d * self._breakaway
-        return TorqueBreakdown(rigid_body, with_armature - rigid_body, bearing, transmission,
-                               self.friction.velocity.torque(qd))
+        velocity = self.friction.velocity.torque(qd)
+        if self.friction.dynamic is not None:                # stateless: the law's steady state
+            velocity = velocity + bristles.steady_state_force(qd, self.friction.dynamic)
+        return TorqueBreakdown(rigid_body, with_armature - rigid_body, bearing, transmission, velocity)
 
     def _rigid_torque(self, q, qd, qdd, load=None):
         tau = _rigid(self.rigid, "inverse_dynamics", q, qd, qdd) + self._armature * qdd
@@ -457,8 +471,20 @@ class FrictionBackend(Backend):
             slope = by_torque * slope + by_direction * law_derivatives.direction_derivative(
                 qd, friction.smoothing, joints=names)
         slope = slope + law_derivatives.load_independent_torque_derivative(friction, qd, joints=names)
+        if friction.dynamic is not None:
+            slope = slope + self._steady_state_slope(qd)
         jacobians[1] = jacobians[1] + slope[:, :, None] * np.eye(self.model.n)
         return tuple(jacobians)
+
+    def _steady_state_slope(self, qd):
+        """d/dq̇ of the dynamic law's steady state (N, n), refused at q̇ = 0 where it jumps."""
+        rest = qd == 0.0
+        if rest.any():
+            state, joint = (int(i) for i in np.argwhere(rest)[0])
+            raise InputError(f"inverse_dynamics_derivatives: joint {self.model.joint_names[joint]!r}, state {state}: "
+                             f"the steady state of the {self.friction.dynamic.law} law jumps at q̇ = 0 (no "
+                             "derivative); evaluate at q̇ ≠ 0")
+        return bristles.steady_state_slope(qd, self.friction.dynamic)
 
     @functools.cached_property
     def _wrench_kernels(self):
@@ -544,9 +570,15 @@ class FrictionBackend(Backend):
         return self._through_transmission(tau_out, d) + self.friction.velocity.viscous * qd
 
     def _dry_levels(self, qd):
-        """(L⁺, L⁻) (N, n) and the dry torque d L of the current motion."""
+        """(L⁺, L⁻) (N, n) and the dry torque d L of the current motion (with a dynamic law:
+        its steady state, levels g(q̇), torque g(q̇) sgn(q̇) + σ2 q̇)."""
         positive, negative = self.friction.levels(qd)
-        return positive, negative, self.friction.dry_torque(qd)
+        dry = self.friction.dry_torque(qd)
+        dynamic = self.friction.dynamic
+        if dynamic is not None:
+            level = bristles.stribeck_level(qd, dynamic)
+            positive, negative, dry = positive + level, negative + level, dry + bristles.steady_state_force(qd, dynamic)
+        return positive, negative, dry
 
     def _solve_smooth(self, q, qd, rhs, need_jacobian: bool = True, load=None):
         """q̈ with _smooth_input(q̈) = rhs, and the Jacobian J = ∂τ_in/∂q̈ (N, n, n) (or None)."""
@@ -592,7 +624,7 @@ class FrictionBackend(Backend):
 
     def _forward_with_stiction(self, q, qd, tau, load=None):
         positive, negative, dry = self._dry_levels(qd)
-        at_rest = (qd == 0) & ((positive > 0) | (negative > 0)) & self.friction.set_valued
+        at_rest = (qd == 0) & ((positive > 0) | (negative > 0)) & self._set_valued
         qdd, J = self._solve_smooth(q, qd, tau - dry, need_jacobian=bool(at_rest.any()), load=load)
         if at_rest.any():
             for k in np.nonzero(at_rest.any(axis=1))[0]:
@@ -631,7 +663,14 @@ class FrictionBackend(Backend):
         ``"implicit"`` solves (M + dt D) Δq̇ = dt (τ − bias − D q̇) + λ: unconditionally stable,
         never reverses a joint by damping alone, first-order accurate like the explicit form.
         With load-dependent friction M is ∂τ_in/∂q̈ at the step (a linearly implicit step).
+
+        A model with a dynamic law (LuGre, Dahl) is refused: its step needs the bristle state,
+        :meth:`state_step`.
         """
+        if self.friction.dynamic is not None:
+            raise InputError(f"{self.name}: friction model {self.friction.name!r} has a {self.friction.dynamic.law} "
+                             "law, whose bristle state z a velocity step would lose: use state_step(q, qd, z, tau, "
+                             "dt) -> (qd_next, z_next), or dyn_plugin.simulate, which carries z")
         (q, qd, tau), single = batch_args(self.model.n, self.model.joint_names, q=q, qd=qd, tau=tau)
         if not (np.isfinite(dt) and dt > 0):
             raise InputError(f"time step dt must be positive and finite, got {dt}")
@@ -663,6 +702,35 @@ class FrictionBackend(Backend):
                 after[k] += W[k] @ impulse
                 after[k, sticking(impulse, lower, upper)] = 0.0
         return after
+
+
+    # -- a dynamic law's state: dyn_plugin/backends/bristle_stepping.py -----------------------
+
+    def state_step(self, q, qd, z, tau, dt: float) -> tuple:
+        """(q̇⁺, z⁺) after one semi-implicit Euler step of ``dt`` (s) from (q, q̇) and the bristle
+        deflection z (rad) of the model's dynamic law, (n,) or (N, n) each; the bristles act
+        implicitly and relax exactly (:func:`.bristle_stepping.implicit_step`), stable at any
+        dt.  q⁺ = q + dt q̇⁺ is the caller's, as after :meth:`velocity_step`."""
+        (q, qd, z, tau), single = self._state_args(q=q, qd=qd, z=z, tau=tau)
+        if not (np.isfinite(dt) and dt > 0):
+            raise InputError(f"time step dt must be positive and finite, got {dt}")
+        after, z_after = bristle_stepping.implicit_step(self, q, qd, z, tau, dt)
+        check_finite("state_step", (after, z_after), self.model, single, q=q, qd=qd, z=z, tau=tau)
+        return (after[0], z_after[0]) if single else (after, z_after)
+
+    def state_rates(self, q, qd, z, tau) -> tuple:
+        """(q̈, ż) at (q, q̇, z) under τ, (n,) or (N, n) each: the ODE of the rigid body with the
+        dynamic law's torque F = σ0 z + σ1 ż + σ2 q̇ (:func:`.bristle_stepping.rates`)."""
+        (q, qd, z, tau), single = self._state_args(q=q, qd=qd, z=z, tau=tau)
+        qdd, rate = bristle_stepping.rates(self, q, qd, z, tau)
+        check_finite("state_rates", (qdd, rate), self.model, single, q=q, qd=qd, z=z, tau=tau)
+        return (qdd[0], rate[0]) if single else (qdd, rate)
+
+    def _state_args(self, **arrays) -> tuple:
+        if self.friction.dynamic is None:
+            raise InputError(f"{self.name}: friction model {self.friction.name!r} has no dynamic law (no bristle "
+                             "state): use velocity_step / forward_dynamics")
+        return batch_args(self.model.n, self.model.joint_names, **arrays)
 
 
 class NewtonEulerFrictionBackend(FrictionBackend):

@@ -152,6 +152,18 @@ def steady_state_force(v, bristles: Bristles) -> np.ndarray:
     return stribeck_level(v, bristles) * np.sign(v) + bristles.sigma2 * v
 
 
+def steady_state_slope(v, bristles: Bristles) -> np.ndarray:
+    """d/dv of :func:`steady_state_force` for v ≠ 0: g'(v) sgn(v) + σ2, N·m·s/rad, with
+    g'(v) = −2 v (F_S − F_C) exp(−(v/v_S)²) / v_S².  (At v = 0 the force jumps by 2 F_S:
+    no derivative; the caller refuses that state.)"""
+    return _stribeck_slope(v, bristles) * np.sign(v) + bristles.sigma2
+
+
+def _stribeck_slope(v, b: Bristles) -> np.ndarray:
+    """g'(v) = −2 v (F_S − F_C) exp(−(v/v_S)²) / v_S², N·m·s/rad."""
+    return -2.0 * v / b.stribeck_velocity ** 2 * (b.static - b.coulomb) * np.exp(-(v / b.stribeck_velocity) ** 2)
+
+
 def bristle_step(z, v, h: float, bristles: Bristles) -> np.ndarray:
     """z⁺ = s z_ss + (z − s z_ss) exp(−|v| h / z_ss): the exact solution after h seconds at constant v
     (evaluated as z + (s z_ss − z)(1 − e^(−x)) with expm1, exact to rounding also for tiny x)."""
@@ -173,7 +185,7 @@ def step(z, v, h: float, bristles: Bristles) -> BristleStep:
     z, v = np.asarray(z, dtype=float), np.asarray(v, dtype=float)
     s, speed = np.sign(v), np.abs(v)
     z_ss = steady_deflection(v, b)
-    dz_ss = -2.0 * v / b.stribeck_velocity ** 2 * (b.static - b.coulomb) * np.exp(-(v / b.stribeck_velocity) ** 2) / b.sigma0
+    dz_ss = _stribeck_slope(v, b) / b.sigma0
     rise, lag, dmean = _relaxation(speed * h / z_ss)
     gap = s * z_ss - z
     z_next, z_mean = z + gap * rise, z + gap * lag

@@ -6,6 +6,8 @@ friction, and the reflected motor inertia (armature).  Sources:
 
 * Python: ``FrictionModel.create(n, viscous=..., coulomb=..., ...)``, or
   ``FrictionModel.create(model, viscous={"elbow": 0.4}, ...)`` with values per joint name;
+  a dynamic (bristle) law: ``FrictionModel.create(model, dynamic=Bristles.lugre(model, ...))``
+  (:mod:`dyn_plugin.friction.bristles`);
 * URDF ``<dynamics damping friction>``: :meth:`FrictionModel.from_urdf` (viscous, Coulomb);
 * a data file (TOML, profiles of parameters with their sources): :func:`load_friction`;
   bundled robots ship one as ``urdf/NAME_friction.toml``.
@@ -33,6 +35,7 @@ import numpy as np
 
 from ..datafile import read_toml
 from ..errors import ModelError
+from .bristles import Bristles
 from .models import (BearingFriction, EfficiencyCurve, TransmissionFriction, VelocityFriction, _check_names,
                      _per_joint, friction_torque, joints_of, parameter_table)
 
@@ -56,6 +59,13 @@ class FrictionModel:
     joint_names : the joints the values belong to, in order, when it was made for a robot
         (``create(model, ...)``, data files, URDF); None when made for a joint count.  A
         backend refuses it for a robot whose joints are named otherwise.
+    dynamic : a :class:`~dyn_plugin.friction.bristles.Bristles` law (LuGre or Dahl) whose
+        bristle deflection z is a state of its own, or None.  It *is* the velocity friction
+        of the joints (its σ2 the viscous term, F_C, F_S the dry levels), so ``velocity``
+        must then be all zero and there may be no transmission breakaway (ModelError);
+        bearing and efficiency friction may stay.  The friction backends carry z through
+        ``state_step`` and :func:`dyn_plugin.simulate`; their stateless calls use the law's
+        steady state (:func:`~dyn_plugin.friction.bristles.steady_state_force`).
     """
 
     velocity: VelocityFriction
@@ -66,6 +76,7 @@ class FrictionModel:
     name: str = "custom"
     source: str = ""
     joint_names: Optional[tuple] = None
+    dynamic: Optional[Bristles] = None
 
     def __post_init__(self):
         n = self.velocity.n
@@ -83,23 +94,47 @@ class FrictionModel:
             if part is not None and part.n != n:
                 raise ModelError(f"friction parts disagree on the joint count: velocity model has {n}, "
                                  f"{type(part).__name__} has {part.n}")
+        if self.dynamic is not None:
+            self._check_dynamic()
+
+    def _check_dynamic(self) -> None:
+        """Refuse a dynamic law that does not fit, or that would count velocity friction twice."""
+        law, n = self.dynamic, self.n
+        if not isinstance(law, Bristles):
+            raise ModelError(f"friction model {self.name!r}: dynamic must be a Bristles law "
+                             f"(Bristles.lugre(...) or Bristles.dahl(...)), got {law!r}")
+        if law.n != n:
+            raise ModelError(f"friction model {self.name!r}: the {law.law} law has {law.n} joints, the model {n}")
+        if None not in (law.joint_names, self.joint_names) and law.joint_names != self.joint_names:
+            raise ModelError(f"friction model {self.name!r}: the {law.law} law was made for joints "
+                             f"{', '.join(law.joint_names)}, the model for {', '.join(self.joint_names)}")
+        velocity = self.velocity
+        if velocity.has_dry_friction or np.any(velocity.viscous != 0):
+            raise ModelError(f"friction model {self.name!r}: a {law.law} law is the joints' velocity friction (its "
+                             f"sigma2 the viscous term, coulomb/static the dry levels): give no viscous, coulomb or "
+                             f"static besides it")
+        if self.breakaway is not None and np.any(self.breakaway > 0):
+            raise ModelError(f"friction model {self.name!r}: a transmission breakaway is dry friction acting beside "
+                             f"the {law.law} law's; put it in the law's coulomb/static levels")
 
     @classmethod
     def create(cls, n, viscous=0.0, coulomb=0.0, coulomb_negative=None, static=None, static_negative=None,
                stribeck_velocity=0.1, smoothing: float = 0.0, bearing: Optional[BearingFriction] = None,
                transmission: Optional[TransmissionFriction] = None, armature=0.0,
-               armature_form: str = "diagonal", name: str = "custom", source: str = "") -> "FrictionModel":
+               armature_form: str = "diagonal", name: str = "custom", source: str = "",
+               dynamic: Optional[Bristles] = None) -> "FrictionModel":
         """Parameters from Python; scalars apply to every joint (see :meth:`VelocityFriction.create`).
 
         ``n``: the joint count, or the robot model (or its joint names), with which every
         per-joint value may also be a dict ``{joint name: value}``; joints a dict leaves out
         take the parameter's default (static: the joint's Coulomb level; others 0, the
-        Stribeck velocity 0.1).
+        Stribeck velocity 0.1).  ``dynamic``: a LuGre or Dahl law (:class:`Bristles`), which
+        then replaces the velocity friction (viscous, coulomb, static must stay 0).
         """
         n, names = joints_of(n)
         velocity = VelocityFriction.create(names if names is not None else n, viscous, coulomb, coulomb_negative,
                                            static, static_negative, stribeck_velocity, smoothing)
-        return cls(velocity, bearing, transmission, armature, armature_form, name, source, names)
+        return cls(velocity, bearing, transmission, armature, armature_form, name, source, names, dynamic)
 
     @classmethod
     def none(cls, n: int) -> "FrictionModel":
@@ -215,7 +250,10 @@ def load_friction(source: Union[str, os.PathLike], model, profile: Optional[str]
     ``armature_form``, a ``[profiles.NAME.bearing]`` table (``kind``, ``mu``, ``radius``,
     ``spacing``, ``printed``) and a ``[profiles.NAME.transmission]`` table
     (``rated_torque``, ``breakaway``, ``efficiency = {load_ratio, efficiency, kind}``,
-    ``with_curve``: per-joint booleans).
+    ``with_curve``: per-joint booleans), and at most one dynamic law: a
+    ``[profiles.NAME.lugre]`` table (``sigma0``, ``coulomb``, ``static``,
+    ``stribeck_velocity``, ``sigma1``, ``sigma2``) or ``[profiles.NAME.dahl]`` (``sigma0``,
+    ``coulomb``, ``sigma2``), as :meth:`Bristles.lugre` / :meth:`Bristles.dahl` take them.
     """
     path = friction_file(str(source)) if friction_file(str(source)) else Path(source)
     if not path.is_file():
@@ -244,7 +282,7 @@ VELOCITY_KEYS = ("viscous", "coulomb", "coulomb_negative", "static", "static_neg
 def _from_profile(table: dict, model, name: str, robot: Optional[str]) -> FrictionModel:
     n = model.n
     unknown = set(table) - set(VELOCITY_KEYS) - {"armature", "armature_form", "bearing", "transmission",
-                                                 "description", "source"}
+                                                 "description", "source", *DYNAMIC_KEYS}
     if unknown:
         raise ModelError(f"friction profile {name!r}: unknown entries {sorted(unknown)}")
     velocity = {k: table[k] for k in VELOCITY_KEYS if k in table}
@@ -272,7 +310,24 @@ def _from_profile(table: dict, model, name: str, robot: Optional[str]) -> Fricti
                                                    transmission["rated_torque"], transmission.get("breakaway", 0.0))
     return FrictionModel.create(model, **velocity, bearing=bearing, transmission=transmission, armature=armature,
                                 armature_form=table.get("armature_form", "diagonal"), name=name,
-                                source=table.get("source", table.get("description", "")))
+                                source=table.get("source", table.get("description", "")),
+                                dynamic=_dynamic_law(name, table, model))
+
+
+DYNAMIC_KEYS = {"lugre": {"sigma0", "coulomb", "static", "stribeck_velocity", "sigma1", "sigma2"},
+                "dahl": {"sigma0", "coulomb", "sigma2"}}
+
+
+def _dynamic_law(profile: str, table: dict, model) -> Optional[Bristles]:
+    """The profile's ``[lugre]`` or ``[dahl]`` table as a :class:`Bristles` law, or None."""
+    given = [law for law in DYNAMIC_KEYS if law in table]
+    if len(given) > 1:
+        raise ModelError(f"friction profile {profile!r}: give one dynamic law, got tables {given}")
+    if not given:
+        return None
+    law = given[0]
+    _known_keys(profile, law, table[law], DYNAMIC_KEYS[law])
+    return getattr(Bristles, law)(model, **table[law])
 
 
 def _known_keys(profile: str, part: str, table, known: set) -> None:
