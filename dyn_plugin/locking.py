@@ -7,8 +7,8 @@ translation v along it, :func:`dyn_plugin.kinematics.joint_motion`).  Its child 
 rigidly attached to its parent and is merged into it, as a URDF fixed joint is when the
 model is read (:mod:`dyn_plugin.urdf`): the masses add, the centre of mass is the
 mass-weighted mean and the inertias add about it by the parallel-axis theorem
-(Featherstone 2008, *Rigid Body Dynamics Algorithms*, eq. 2.63 for the sum of rigid-body
-inertias; the one implementation is ``urdf._Body``).  The locked link, and every frame
+(:func:`dyn_plugin.kinematics.parallel_axis`; the one implementation of the sum is
+``urdf._Body``).  The locked link, and every frame
 fixed to it, becomes a frame of the parent body at the composed placement, so
 ``frame_placement``/``frame_jacobian`` still find it; joints below a locked joint hang
 from the parent body at the composed placement.  This is pinocchio's
@@ -44,8 +44,9 @@ from .errors import InputError, ModelError
 from .kinematics import PRISMATIC, joint_motion, make_transform
 from .model import Frame, RobotModel
 
+# per-joint arrays (n, ...) that a kept joint keeps as they are, where the model has them
 JOINT_FIELDS = ("axes", "lower", "upper", "velocity_limits", "effort_limits", "damping", "friction", "continuous",
-                "armature")      # per-joint arrays (n, ...) that a kept joint keeps as they are, where the model has them
+                "armature")
 MIMIC_TOLERANCE = 1e-12     # rad or m: a follower's given lock value and m·v + o of its leader's may differ by this
 
 
@@ -69,7 +70,7 @@ def lock_joints(model: RobotModel, joints) -> RobotModel:
     value that is not a finite number or lies outside the joint's limits (naming the joint
     and its limits), a mimic follower named without its leader, and a lock of every joint.
     """
-    held = held_values(model, joints)
+    held = _held_values(model, joints)
     if not held:
         return model
     if len(held) == model.n:
@@ -82,7 +83,7 @@ def lock_joints(model: RobotModel, joints) -> RobotModel:
 # -- what is held, checked --------------------------------------------------------------------
 
 
-def held_values(model: RobotModel, joints) -> dict:
+def _held_values(model: RobotModel, joints) -> dict:
     """{joint index: value} of the joints to hold (rad or m), mimic followers of a held leader
     included, each checked (see :func:`lock_joints`)."""
     requested = _requested(model, joints)
@@ -158,8 +159,9 @@ def locked_name(model: RobotModel, held: dict) -> str:
     return f"{model.name} (locked {', '.join(f'{model.joint_names[i]}={v:g}' for i, v in held.items())})"
 
 
-
 def _reduced(model: RobotModel, held: dict) -> RobotModel:
+    """The model without the ``held`` joints {index: value}: tree, bodies, frames, per-joint
+    data of the kept joints, mimic relations among them, and the URDF."""
     owner, placement, origins = _placements(model, held)
     kept = [i for i in range(model.n) if i not in held]
     renumber = {old: new for new, old in enumerate(kept)}
@@ -167,26 +169,27 @@ def _reduced(model: RobotModel, held: dict) -> RobotModel:
     index = {name: i for i, name in enumerate(model.link_names)}
     link_of = lambda body: model.base_link if body < 0 else model.link_names[body]       # noqa: E731
     frames = tuple(_moved_frame(frame, index, owner, placement, link_of) for frame in model._frame_list())
-    moved = {frame.name: frame.link for frame in frames}
-    without = [moved.get(name, name) for name in model.links_without_inertial]
-    changes = dict(
-        name=locked_name(model, held),
+    parents = [owner[model.parents[i]] if model.parents[i] >= 0 else -1 for i in kept]
+    return dataclasses.replace(
+        model, name=locked_name(model, held),
         joint_names=tuple(model.joint_names[i] for i in kept), link_names=tuple(model.link_names[i] for i in kept),
-        joint_types=tuple(model.joint_types[i] for i in kept),
-        parents=np.array([renumber[owner[model.parents[i]] if model.parents[i] >= 0 else -1] for i in kept], dtype=int),
+        joint_types=tuple(model.joint_types[i] for i in kept), parents=np.array([renumber[p] for p in parents]),
         joint_rotations=np.array([origins[i][:3, :3] for i in kept]).reshape(len(kept), 3, 3),
         joint_positions=np.array([origins[i][:3, 3] for i in kept]).reshape(len(kept), 3),
         frames=frames, mimic=tuple(r for r in model.mimic if model.joint_names.index(r.joint) not in held),
-        links_without_inertial=tuple(name for name, link in zip(model.links_without_inertial, without)
-                                     if link != model.base_link),
-        base_links_without_inertial=model.base_links_without_inertial + tuple(
-            name for name, link in zip(model.links_without_inertial, without) if link == model.base_link),
         source_urdf=None if model.source_urdf is None else locked_urdf(model, held),
-        **_inertias(model, held, owner, placement, kept),
+        **_without_inertial(model, frames), **_inertias(model, held, owner, placement, kept),
         **{field.name: getattr(model, field.name)[kept] for field in dataclasses.fields(model)
-           if field.name in JOINT_FIELDS},
-    )
-    return dataclasses.replace(model, **changes)
+           if field.name in JOINT_FIELDS})
+
+
+def _without_inertial(model: RobotModel, frames: tuple) -> dict:
+    """The URDF links without ``<inertial>`` (pybullet gives them 1 kg) among the moving bodies
+    and among the base's, a link now fixed to the base moving to the latter."""
+    on = {frame.name: frame.link for frame in frames}
+    onto_base = tuple(name for name in model.links_without_inertial if on.get(name) == model.base_link)
+    return dict(links_without_inertial=tuple(name for name in model.links_without_inertial if name not in onto_base),
+                base_links_without_inertial=model.base_links_without_inertial + onto_base)
 
 
 def _placements(model: RobotModel, held: dict):
