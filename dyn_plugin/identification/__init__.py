@@ -6,7 +6,9 @@
   regrouping formulas (``print(base_parameters(model))``).
 * :func:`identify`: weighted, bounded least squares of the base inertial and the linear
   friction parameters (:mod:`.friction`) on a recorded trajectory, with standard errors
-  and the excitation's condition number.
+  and the excitation's condition number; ``physical=True`` fits the standard parameters
+  with every link a rigid body (:mod:`.physical`: pseudo-inertia LMIs, cvxpy + Clarabel),
+  and ``result.to_model()`` gives the identified robot (``dp.write_urdf`` writes it).
 * :func:`prepare_log` (a raw log: resampled, zero-phase filtered, differentiated, trimmed,
   decimated, :class:`Log`; ``Log.split``), :func:`load_log` (.npz / .csv), and
   :func:`holdout_rms` (torque RMS of a fit on held-out samples).
