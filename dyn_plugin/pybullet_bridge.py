@@ -502,7 +502,11 @@ class DynamicsStepper:
 
     * with a friction backend: its friction model's viscous friction (by default a bundled
       robot's data file, else the body's URDF ``<dynamics damping>``), plus friction impulses
-      for dry friction (stick-slip without chattering);
+      for dry friction (stick-slip without chattering); a dynamic law (LuGre, Dahl:
+      ``FrictionModel.dynamic``) acts implicitly with its bristle deflections z kept between
+      steps in :attr:`friction_state` ((n,) rad, model order; set it to zeros after moving
+      the body by hand), stable at 1/240 s for any bristle stiffness
+      (:mod:`dyn_plugin.backends.bristle_stepping`);
     * with any other backend: ``damping`` (dof,) N·m·s/rad (N·s/m), pybullet's order; by
       default the body's URDF ``<dynamics damping>`` as ``getJointInfo`` reports it, which
       pybullet's own stepping applies (set by ``changeDynamics(jointDamping=...)``, it is
@@ -533,6 +537,8 @@ class DynamicsStepper:
         self.backend = get_backend(backend, bd.model, **options)
         self.substeps = _substeps(substeps)
         self.damping = _damping(bd, self.backend, damping)
+        law = getattr(getattr(self.backend, "friction", None), "dynamic", None)
+        self.friction_state = None if law is None else np.zeros(law.n)
         self.steps, self.time = 0, 0.0
         p.setJointMotorControlArray(body, bd.joint_indices, p.VELOCITY_CONTROL, forces=[0.0] * bd.dof,
                                     physicsClientId=bd.client)
@@ -546,6 +552,7 @@ class DynamicsStepper:
         q, qd = _state(p, bd)
         tau = bd.to_model(torques, "torques")
         q_next, qd_next = self._advance(q, qd, tau, dt)
+        self.friction_state = self._friction_state_after
         if step_scene:
             p.stepSimulation(physicsClientId=bd.client)
         for j, qi, vi in zip(bd.joint_indices, bd.from_model(q_next), bd.from_model(qd_next)):
@@ -554,27 +561,33 @@ class DynamicsStepper:
         return _vector(bd.from_model(q_next)), _vector(bd.from_model(qd_next))
 
     def _advance(self, q, qd, tau, dt) -> tuple:
-        """(q, q̇) after ``substeps`` sub-steps of dt / substeps, each checked to be finite."""
-        h = dt / self.substeps
+        """(q, q̇) after ``substeps`` sub-steps of dt / substeps, each checked to be finite; the
+        bristle state of a dynamic friction law (else None) after them in
+        ``_friction_state_after``, which :meth:`step` keeps once the step has succeeded."""
+        h, z = dt / self.substeps, self.friction_state
         for _ in range(self.substeps):
             try:
-                qd = self._velocity_step(q, qd, tau, h)
+                qd, z = self._velocity_step(q, qd, z, tau, h)
             except DynPluginError as exc:
                 raise SimulationError(f"{self._where(dt)}: {exc}; {self._advice(dt)}") from exc
             q = q + h * qd
             self._check_finite(q, qd, dt)
+        self._friction_state_after = z
         return q, qd
 
-    def _velocity_step(self, q, qd, tau, h) -> np.ndarray:
-        """q̇ after one sub-step h (s): friction impulses and implicit viscous friction, or
-        implicit ``damping``, or (no damping) pybullet's explicit update."""
+    def _velocity_step(self, q, qd, z, tau, h) -> tuple:
+        """(q̇, z) after one sub-step h (s): the implicit step of a dynamic friction law, or
+        friction impulses and implicit viscous friction, or implicit ``damping``, or (no
+        damping) pybullet's explicit update."""
         be = self.backend
+        if z is not None:
+            return be.state_step(q, qd, z, tau, h)
         if type(be).can("stepping"):
-            return be.velocity_step(q, qd, tau, h, viscous="implicit")
+            return be.velocity_step(q, qd, tau, h, viscous="implicit"), None
         if not np.any(self.damping):
-            return qd + h * be.forward_dynamics(q, qd, tau)
+            return qd + h * be.forward_dynamics(q, qd, tau), None
         D = np.diag(self.damping)
-        return qd + np.linalg.solve(be.mass_matrix(q) + h * D, h * (tau - be.bias_forces(q, qd) - D @ qd))
+        return qd + np.linalg.solve(be.mass_matrix(q) + h * D, h * (tau - be.bias_forces(q, qd) - D @ qd)), None
 
     def _check_finite(self, q, qd, dt) -> None:
         bad = ~(np.isfinite(q) & np.isfinite(qd))
@@ -643,6 +656,10 @@ class FrictionInjector:
         self.backend = get_backend("newton_euler_friction", bd.model, gravity=_gravity_in_base(p, bd),
                                    **_friction_options(bd.model, "newton_euler_friction", friction, profile))
         self.friction = self.backend.friction
+        if self.friction.dynamic is not None:
+            raise InputError(f"FrictionInjector: friction model {self.friction.name!r} has a "
+                             f"{self.friction.dynamic.law} law, which pybullet's velocity motors and jointDamping "
+                             "cannot act out (they have no bristle state): step the body with DynamicsStepper")
         if np.any(self.friction.armature > 0):
             warnings.warn(f"FrictionInjector: pybullet's body has no rotor inertia; the armature of friction "
                           f"model {self.friction.name!r} is not added to it", UserWarning, stacklevel=2)

@@ -187,3 +187,34 @@ def test_data_file_lugre_table(tmp_path):
     path.write_text('default_profile = "p"\n[profiles.p.dahl]\nsigma0 = 1e4\ncoulomb = 1.0\nstatic = 2.0\n')
     with pytest.raises(ModelError, match=r"\[dahl\]: unknown entries \['static'\]"):
         load_friction(path, model)
+
+
+def test_pybullet_stepper_keeps_the_bristle_state_between_steps():
+    """DynamicsStepper with a LuGre model at pybullet's 1/240 s = dp.simulate, which carries
+    z (a stepper that dropped z between steps would restart every step from relaxed bristles);
+    the FrictionInjector, which has only pybullet's motors, refuses the law."""
+    from dyn_plugin import pybullet_bridge as dpb
+    from dyn_plugin.backends.pybullet_backend import c_level_output_silenced, import_pybullet
+    from dyn_plugin.robots import robot_path
+
+    p = import_pybullet()
+    model, backend, law = puma_lugre(1e5)
+    expected = dp.simulate(backend, Q0, np.zeros(6), np.zeros(6), 0.5, 1 / 240, on_limit="ignore")
+    client = p.connect(p.DIRECT)
+    try:
+        p.setGravity(0, 0, -9.81, physicsClientId=client)
+        with c_level_output_silenced():
+            body = p.loadURDF(str(robot_path("puma560")), useFixedBase=True, flags=p.URDF_USE_INERTIA_FROM_FILE,
+                              physicsClientId=client)
+        for j, value in enumerate(Q0):
+            p.resetJointState(body, j, float(value), 0.0, physicsClientId=client)
+        stepper = dpb.DynamicsStepper(body, physicsClientId=client, friction=backend.friction)
+        for k in range(120):
+            q, qd = stepper.step([0.0] * 6)
+            assert np.abs(np.subtract(q, expected.q[k + 1])).max() <= 1e-12
+        assert np.abs(stepper.friction_state - expected.friction_state[-1]).max() <= 1e-12 * law.static.max() / 1e5
+        assert np.abs(expected.friction_state[-1]).max() > 1e-5           # the bristles are loaded
+        with pytest.raises(InputError, match="DynamicsStepper"):
+            dpb.FrictionInjector(body, friction=backend.friction, physicsClientId=client)
+    finally:
+        p.disconnect(physicsClientId=client)
