@@ -193,7 +193,8 @@ def identify(model, q, qd=None, qdd=None, tau=None, *, friction=("viscous", "cou
         True = viscous + coulomb; None = rigid body only.
     bearing : the bearing geometry for "bearing" (a FrictionModel or BearingFriction; its μ
         is ignored); nominal : the rigid-body model giving the joint reaction wrenches of the
-        load-dependent bearing term and the reference of the consistency check (default ``model``).
+        load-dependent bearing term, the reference of the consistency check and the parameters
+        ``physical`` pulls the unidentifiable ones to (default ``model``).
     smoothing : tanh width of sgn(q̇) in the dry-friction columns (0: sgn).
     weighted : per-joint weighting (two passes); bounded : friction parameters ≥ 0.
     max_condition : a larger condition number of the column-scaled regressor is refused

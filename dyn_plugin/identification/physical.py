@@ -19,7 +19,7 @@ and length ℓ (the root-mean-square distance of the nominal mass from the frame
 ℓ² = tr Σ_nom / m_nom), so that J̃ = T J T / m_r with T = diag(1/ℓ, 1/ℓ, 1/ℓ, 1) is
 dimensionless, and the nominal J̃ has m̃ = 1 and tr Σ̃ = 1.  The constraints are
 J̃_i ⪰ :data:`MARGIN` · 1: strictly positive definite by a margin far above the solver's
-tolerance and any rounding of θ, i.e. no link is thinner, along any axis, than √MARGIN
+tolerance and any rounding of θ: roughly, no link is thinner along any axis than √MARGIN
 (0.1 %) of its nominal radius ℓ.
 
 The problem (x = [E θ; φ] the base and friction parameters, E of :mod:`.base`; A_w, b_w the
@@ -36,14 +36,13 @@ weighted rows of :func:`.identify`, the same weights 1/σ_j as least squares;
 2. minimise ρ(x) + :data:`NEAREST` · ρ₁ · √(Σ_i d_i(θ)²) under the same constraints: the
    standard parameters the data cannot see (the null space of E, where step 1 leaves them
    anywhere in an unbounded set) are pulled to the nominal ones, at a small cost in
-   residual.  Optimality of step 2 against x₁ bounds that cost by NEAREST · ρ₁ · d(θ₁)
-   in ρ.  Measured on the Panda log (Gaz et al. 2019, 1200 samples × 7 joints): +0.17 %
+   residual.  (Optimality of step 2 against x₁ bounds that cost by NEAREST · ρ₁ · d(θ₁),
+   a loose bound since step 1's θ₁ may lie far out.)  Measured on the Panda log (Gaz et al. 2019, 1200 samples × 7 joints): +0.17 %
    of ρ (held-out RMS 0.1345 → 0.1347 N·m), under the sampling spread of a residual norm
    over N n rows, ≈ 1/√(2 N n) = 0.8 %: the fits are statistically the same; total
    distance 2.5 (step 1 alone: ≈ 1000).  A larger weight trades accuracy for distance
    (3e-3: +0.31 %, 1.7; 1e-2: +0.6 %, 1.15); a hard constraint ρ ≤ (1 + δ) ρ₁ instead of
-   the penalty left
-   Clarabel a sliver of interior and it stalled for δ < 1e-3.
+   the penalty leaves Clarabel a sliver of interior, and it stalled there for δ < 1e-3.
 
 d_i, the distance of link i from its nominal self, is the relative Frobenius distance of
 the scaled pseudo-inertias, d_i = ‖J̃_i − J̃_nom,i‖_F / ‖J̃_nom,i‖_F (dimensionless; 0.1
@@ -53,8 +52,8 @@ means a 10 % change of the mass distribution); the total is √(Σ_i d_i²)
 A_w enters only through its QR factorisation (A_w = Q R, R p × p), so the problem has a
 size set by the number of parameters, not of samples.  It is modelled with cvxpy and solved
 by Clarabel (an interior-point conic solver: second-order and semidefinite cones, gap and
-feasibility tolerances 1e-9); SCS, a first-order solver accurate to ~1e-6, only when Clarabel is not
-installed (the result says which solver ran).
+feasibility tolerances 1e-9); SCS, a first-order solver accurate to ~1e-6, only when
+Clarabel is not installed (the result says which solver ran).
 """
 
 from __future__ import annotations
@@ -160,7 +159,7 @@ def _solver():
     if "CLARABEL" in cp.installed_solvers():
         return "CLARABEL", {"tol_gap_abs": TOLERANCE, "tol_gap_rel": TOLERANCE, "tol_feas": TOLERANCE,
                             "max_iter": 400}
-    return "SCS", {"eps": 1e-9, "max_iters": 200_000}
+    return "SCS", {"eps_abs": 1e-8, "eps_rel": 1e-8, "max_iters": 100_000}
 
 
 def _solve(problem, step: str) -> str:
