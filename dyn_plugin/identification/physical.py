@@ -262,8 +262,9 @@ def fit_consistent(As, bw, norms, E, x_least_squares, theta_nominal, link_names,
 def standard_model(model, theta):
     """A copy of ``model`` (its kinematics, limits and joint data) whose links carry the
     standard parameters ``theta`` (n, 10): m, c = h / m, and the inertia about the centre
-    of mass I_c = I − m [c]× [c]×ᵀ (parallel-axis theorem).  The copy has no source URDF
-    (the reference engines then load ``dp.to_urdf`` of it)."""
+    of mass I_c = I − m [c]× [c]×ᵀ (parallel-axis theorem), and no armature (θ is the rigid
+    body's; an identified "armature" term is a friction parameter of the result).  The copy
+    has no source URDF (the reference engines then load ``dp.to_urdf`` of it)."""
     from ..kinematics import parallel_axis
 
     theta = np.asarray(theta, dtype=float).reshape(model.n, 10)
@@ -273,5 +274,5 @@ def standard_model(model, theta):
     about_origin = np.trace(J[:, :3, :3], axis1=1, axis2=2)[:, None, None] * np.eye(3) - J[:, :3, :3]
     inertia = about_origin - parallel_axis(mass, com)
     inertia = 0.5 * (inertia + np.swapaxes(inertia, 1, 2))
-    return dataclasses.replace(model, masses=mass, coms=com, inertias=inertia, source_urdf=None, source_path=None,
-                               links_without_inertial=())
+    return dataclasses.replace(model, masses=mass, coms=com, inertias=inertia, armature=np.zeros(model.n),
+                               source_urdf=None, source_path=None, links_without_inertial=())
