@@ -14,6 +14,7 @@ most the signal's size, times ω_c per derivative): that is the tolerance.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -257,3 +258,125 @@ def test_bad_files_are_one_input_error_naming_the_file(tmp_path):
         with pytest.raises(InputError, match=match) as caught:
             dp.load_log(tmp_path / name)
         assert name in str(caught.value)
+
+
+# -- the Panda log (tests/data/README.md): the 3-line script and dyn-plugin identify --log
+
+SLICE = Path(__file__).resolve().parent / "data" / "panda_gaz2019_every5.npz"
+FINGERS = ["panda_finger_joint1", "panda_finger_joint2"]
+
+
+@pytest.fixture(scope="module")
+def panda_urdf():
+    from dyn_plugin.tools.zoo_files import discover
+
+    found = [e.path for e in discover()[0] if e.label == "example-robot-data/panda_description/panda.urdf"]
+    if not found:
+        pytest.skip("example-robot-data's Panda is not installed (pip install 'dyn_plugin[test]')")
+    return found[0]
+
+
+def test_three_line_script_on_the_panda_log(panda_urdf, tmp_path):
+    model = dp.load_robot(panda_urdf, lock=FINGERS)
+    fit, held = dp.prepare_log(**dp.load_log(SLICE), rate=50).split(0.4)
+    result = dp.identify(model, fit.q, fit.qd, fit.qdd, fit.tau)
+    score = dp.holdout_rms(result, held)
+    # measured 0.103 N·m (default cutoff 4.3 Hz); viscous friction only gives 0.21, a 30 Hz cutoff 0.48
+    assert score.total <= 0.12 and score.per_joint.shape == (7,)
+    assert fit.cutoff_from == "spectrum" and fit.cutoff == pytest.approx(10 * fit.band, rel=1e-15)
+    path = dp.identification.plot_holdout(result, held, tmp_path / "held.png", model.joint_names)
+    assert path.stat().st_size > 20_000
+
+
+def test_cli_identify_log_published_protocol(panda_urdf, capsys):
+    import json
+
+    from dyn_plugin.tools.cli import main
+
+    code = main(["identify", panda_urdf, *(f"--lock={j}" for j in FINGERS), "--log", str(SLICE), "--cutoff", "10",
+                 "--rate", "100", "--trim", "0.5", "--json", "-"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    data = json.loads(captured.out)
+    # measured 0.142 N·m on this slice (0.134 on the full log; the published model: 0.275)
+    assert data["holdout_rms_total"] <= 0.16
+    per_joint = data["holdout_rms"]
+    assert list(per_joint) == [f"panda_joint{j}" for j in range(1, 8)]
+    assert data["holdout_rms_total"] == pytest.approx(math.sqrt(np.mean(np.square(list(per_joint.values())))),
+                                                      rel=1e-14)
+    log = data["log"]
+    assert (log["cutoff_hz"], log["cutoff_from"], log["rate_hz"], log["trim_s"]) == (10, "given", 100, 0.5)
+    assert data["fit_samples"] + data["holdout_samples"] == log["samples"]
+    assert data["holdout_samples"] == round(0.4 * log["samples"]) and data["holdout"] == 0.4
+
+
+def _one_error_line(capsys, *parts):
+    err = capsys.readouterr().err
+    lines = [line for line in err.strip().splitlines() if not line.startswith("dyn-plugin: warning: ")]
+    assert len(lines) == 1 and lines[0].startswith("dyn-plugin: error: "), err
+    for part in parts:
+        assert part in lines[0], err
+
+
+def test_cli_bad_logs_exit_2_with_one_line_and_write_nothing(panda_urdf, tmp_path, capsys):
+    from dyn_plugin.tools.cli import main
+
+    raw = dict(np.load(SLICE))
+    short = {k: v[:60] for k, v in raw.items()}        # 0.3 s at 200 Hz
+    nan = {**raw, "tau": raw["tau"].copy()}
+    nan["tau"][100, 3] = np.nan
+    np.savez(tmp_path / "short.npz", **short)
+    np.savez(tmp_path / "nan.npz", **nan)
+    objects = np.array([None] * 50, dtype=object)
+    np.savez(tmp_path / "objects_data.npz", q=objects, qd=objects, qdd=objects, tau=objects)
+    outputs = [tmp_path / "out.json", tmp_path / "out.urdf", tmp_path / "out.png"]
+    written = ["--json", str(outputs[0]), "--urdf", str(outputs[1]), "--plot", str(outputs[2])]
+    arm = [panda_urdf, *(f"--lock={j}" for j in FINGERS)]
+    bad_files = dict(_bad_files(tmp_path))
+    cases = [
+        ([*arm, "--log", str(tmp_path / "text.npz")], ["text.npz", bad_files["text.npz"]]),
+        ([*arm, "--log", str(tmp_path / "cut.npz")], ["cut.npz", "damaged or truncated"]),
+        ([*arm, "--log", str(tmp_path / "single.npy")], ["single.npy"]),
+        ([*arm, "--log", str(tmp_path / "missing.csv")], ["missing.csv", "no column tau2"]),
+        ([*arm, "--log", str(tmp_path / "nan.npz")], ["tau has a non-finite value (nan) at sample 100, column 3"]),
+        ([*arm, "--log", str(SLICE), "--cutoff", "100"], ["cutoff 100 Hz is at or above the Nyquist frequency"]),
+        ([*arm, "--log", str(SLICE), "--cutoff", "10", "--rate", "20"], ["at or above the Nyquist frequency 10 Hz"]),
+        ([*arm, "--log", str(SLICE), "--holdout", "1"], ["holdout must be a fraction"]),
+        ([*arm, "--log", str(tmp_path / "short.npz"), "--cutoff", "3", "--trim", "0", "--rate", "20"],
+         ["the fit part has 4 samples x 7 joints = 28 equations for"]),
+        ([panda_urdf, "--log", str(SLICE)], ["q has 7 columns", "has 9 joints", "--lock panda_finger_joint1"]),
+        ([*arm, "--data", str(SLICE), "--cutoff", "10"], ["--cutoff applies to --log"]),
+        ([*arm, "--log", str(SLICE), "--friction", "bearing"], ["--friction bearing"]),
+        # issue #32 item 2: --data given a file that is not an .npz archive
+        ([*arm, "--data", str(tmp_path / "text.npz")], ["text.npz", "is not an .npz archive"]),
+        ([*arm, "--data", str(tmp_path / "single.npz")], ["single.npz", "single numpy array (.npy)"]),
+        ([*arm, "--data", str(tmp_path / "cut_end.npz")], ["cut_end.npz", "damaged or truncated"]),
+        ([*arm, "--data", str(tmp_path / "objects_data.npz")], ["objects_data.npz", "pickled"]),
+    ]
+    for argv, parts in cases:
+        assert main(["identify", *argv, *written]) == 2, argv
+        _one_error_line(capsys, *parts)
+        assert not any(path.exists() for path in outputs), argv
+
+
+def test_cli_identify_log_physical_writes_the_identified_urdf(panda_urdf, tmp_path, capsys):
+    import json
+
+    from dyn_plugin.tools.cli import main
+
+    arm = ["identify", panda_urdf, *(f"--lock={j}" for j in FINGERS), "--log", str(SLICE), "--rate", "50"]
+    out, plot = tmp_path / "panda_identified.urdf", tmp_path / "held.png"
+    assert main([*arm, "--physical", "--urdf", str(out), "--json", str(tmp_path / "fit.json"),
+                 "--plot", str(plot)]) == 0
+    data = json.loads((tmp_path / "fit.json").read_text())
+    # measured 0.099 N·m; every link a rigid body, so the URDF is written
+    assert data["method"] == "physical" and all(data["consistency"].values()) and data["holdout_rms_total"] <= 0.12
+    text = capsys.readouterr().out
+    assert f"wrote {out}" in text and f"wrote {plot}" in text and "held-out torque RMS" in text
+    identified = dp.load_robot(out)
+    assert identified.joint_names == tuple(f"panda_joint{j}" for j in range(1, 8))
+    # least squares alone is not a rigid body on this log: --urdf is refused, nothing written
+    out.unlink()
+    assert main([*arm, "--urdf", str(out)]) == 2
+    _one_error_line(capsys, "not a rigid body", "--physical")
+    assert not out.exists()

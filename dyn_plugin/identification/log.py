@@ -9,8 +9,8 @@ Identification of the Franka Emika Panda Robot With Retrieval of Feasible Parame
 Penalty-Based Optimization", IEEE RA-L 4(4), 2019; /work/shared/data/README.md gives their
 protocol), done here in this order:
 
-1. resample q, q̇, τ linearly onto a uniform grid (the median sample rate, or an integer
-   multiple of the requested output rate near it);
+1. resample q, q̇, τ linearly onto a uniform grid (the median sample rate to 9 significant
+   digits, or an integer multiple of the requested output rate near it);
 2. zero-phase low-pass: a 4th-order Butterworth run forward and backward
    (``scipy.signal.sosfiltfilt``): no phase lag, amplitude gain |H|² = 1/(1 + (f/f_c)⁸)
    for the analogue prototype, 1/(1 + (tan(πf/f_s)/tan(πf_c/f_s))⁸) exactly for the
@@ -139,7 +139,7 @@ def prepare_log(t, q, tau, qd=None, cutoff: Optional[float] = None, rate: Option
     frequency, a trim that leaves fewer than 3 samples.
     """
     t, q, tau, qd = _checked(t, q, tau, qd)
-    median_rate = 1.0 / float(np.median(np.diff(t)))
+    median_rate = float(f"{1.0 / float(np.median(np.diff(t))):.9g}")   # stamps' differences carry rounding
     step, grid_rate = _grid(median_rate, rate)
     out_rate = grid_rate / step
     grid = t[0] + np.arange(int(math.floor((t[-1] - t[0]) * grid_rate * (1 + 1e-12))) + 1) / grid_rate

@@ -66,7 +66,8 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 # Options that name an output, and what they name.
-OUTPUTS = {"json": "file", "report": "file", "out": "file", "plot": "image", "plots": "folder", "store": "folder"}
+OUTPUTS = {"json": "file", "report": "file", "out": "file", "plot": "image", "plots": "folder", "store": "folder",
+           "urdf": "file"}
 
 
 def _check_outputs(args, spelling: dict) -> None:

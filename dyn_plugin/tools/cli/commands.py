@@ -493,43 +493,10 @@ def _schedule_table(schedule):
 
 
 def _identify(args) -> int:
-    """``identify ROBOT --data FILE.npz | --simulate``: the identification report."""
-    from ...friction.parameters import friction_file, load_friction
-    from ...identification import dhanaraj_friction, friction_terms, identify, plot_fit, simulate_measurements
+    """``identify ROBOT --log FILE | --data FILE.npz | --simulate``: :mod:`.identify`."""
+    from .identify import command
 
-    model = load_model(args)
-    terms = friction_terms(args.friction)
-    bearing = nominal = None
-    if "bearing" in terms:
-        found = friction_file(model.name)
-        if found is None:
-            raise InputError(f"--friction bearing needs the bearing geometry of {model.name!r}: a bundled friction file "
-                             "with a 'dhanaraj' profile (only the PUMA-560 has one)")
-        bearing = load_friction(found, model, profile="dhanaraj")
-    if args.simulate:
-        if not 0 <= args.noise < 1:
-            raise InputError(f"--noise must be a fraction from 0 to 1, got {args.noise:g}")
-        friction = dhanaraj_friction(model) if model.name == "puma560" else None
-        data = simulate_measurements(model, friction, noise=args.noise, samples=args.samples, seed=args.seed)
-        q, qd, qdd, tau, t = data.q, data.qd, data.qdd, data.tau, data.t
-        nominal = data.rigid_model
-        bearing = bearing if bearing is not None else friction
-    else:
-        with np.load(args.data) as stored:
-            missing = [key for key in ("q", "qd", "qdd", "tau") if key not in stored]
-            if missing:
-                raise InputError(f"--data {args.data}: missing array(s) {', '.join(missing)} (needs q, qd, qdd, tau)")
-            q, qd, qdd, tau = (np.asarray(stored[key]) for key in ("q", "qd", "qdd", "tau"))
-            t = np.asarray(stored["t"]) if "t" in stored else None
-    result = identify(model, q, qd, qdd, tau, friction=terms, bearing=bearing, nominal=nominal)
-    if args.json:
-        write_or_print(args.json, json.dumps(result.to_dict(), indent=2))
-        if args.json == "-":
-            return EXIT_OK
-    print(result.report())
-    if args.plot:
-        print(f"wrote {plot_fit(result, args.plot, t)}")
-    return EXIT_OK
+    return command(args)
 
 
 COMMANDS = {"identify": _identify, "validate": _validate, "friction": _friction, "dataset": _dataset, "robots": _robots, "backends": _backends,

@@ -219,6 +219,9 @@ def _identify_arguments(ident) -> None:
     ident.add_argument("robot", metavar="NAME_OR_URDF")
     add_lock_argument(ident)
     source = ident.add_mutually_exclusive_group(required=True)
+    source.add_argument("--log", metavar="FILE", help="a raw robot log, .npz (arrays t, q, tau, optional qd) or "
+                        ".csv (header t, q1..qn, [qd1..qdn,] tau1..taun): resampled, filtered, differentiated, "
+                        "fitted on its first part and scored on the rest")
     source.add_argument("--data", metavar="FILE.npz", help="recorded trajectory: arrays q, qd, qdd, tau, each (N, n)")
     source.add_argument("--simulate", action="store_true",
                         help="a simulated PUMA-560-style excitation (Fourier series) with the robot's friction "
@@ -230,8 +233,20 @@ def _identify_arguments(ident) -> None:
                        help="--simulate: torque noise as a fraction of each joint's RMS torque")
     ident.add_argument("--samples", type=_count(20), default=300, help="--simulate: number of samples")
     ident.add_argument("--seed", type=_whole_number, default=0, help="--simulate: random seed")
+    ident.add_argument("--cutoff", type=_number, metavar="HZ", help="--log: low-pass cutoff (default: 10x the band "
+                       "holding 99 %% of the motion's q̇ power, at least 1 Hz)")
+    ident.add_argument("--rate", type=_number, metavar="HZ", help="--log: sample rate after filtering (default: the "
+                       "log's median rate)")
+    ident.add_argument("--trim", type=_number, metavar="S", help="--log: seconds dropped at each end (default: 7 "
+                       "time constants of the filter)")
+    ident.add_argument("--holdout", type=_number, metavar="FRACTION", help="--log: the last part scored, not fitted "
+                       "(default 0.4)")
+    ident.add_argument("--physical", action="store_true", help="fit physically consistent standard parameters "
+                       "(every link a rigid body; a semidefinite program)")
+    ident.add_argument("--urdf", metavar="OUT.urdf", help="write the identified robot as URDF")
     ident.add_argument("--json", metavar="FILE", help="write the result as JSON (- for stdout)")
-    ident.add_argument("--plot", metavar="FILE.png", help="plot measured vs predicted torques")
+    ident.add_argument("--plot", metavar="FILE.png", help="plot measured vs predicted torques (--log: on the "
+                       "held-out part)")
 
 
 def _dataset_arguments(ds) -> None:
