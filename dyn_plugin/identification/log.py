@@ -48,10 +48,10 @@ BAND_FRACTION = 0.99
 CUTOFF_PER_BAND = 10.0
 """Default cutoff = this multiple of the motion's band: a decade above it, where the filter
 passes the motion with a gain 1 − 1e-8 (1/(1 + 0.1⁸)), and q̈ (power weighted by f²) too."""
-CUTOFF_RANGE_HZ = (1.0, None)
-"""The default cutoff is clipped to at least 1 Hz (a slower cutoff would need seconds of
-trim) and to at most :data:`CUTOFF_NYQUIST_FRACTION` of the output Nyquist frequency."""
+MIN_CUTOFF_HZ = 1.0
+"""The default cutoff is at least this (a slower one would need seconds of trim) ..."""
 CUTOFF_NYQUIST_FRACTION = 0.2
+"""... and at most this fraction of the output's Nyquist frequency (the upper end wins)."""
 SETTLING_TIME_CONSTANTS = 7.0
 """Default trim: this many time constants of the slowest pole (its transient then is
 e⁻⁷ < 1e-3 of the jump that excited it)."""
@@ -195,9 +195,7 @@ def motion_band(x, rate: float, differentiate: bool = False, ceiling: Optional[f
 def default_cutoff(band: float, rate: float) -> float:
     """Hz: :data:`CUTOFF_PER_BAND` × ``band``, clipped to [1 Hz, :data:`CUTOFF_NYQUIST_FRACTION`
     × the Nyquist frequency of the output ``rate`` Hz] (the upper end wins if they cross)."""
-    low = CUTOFF_RANGE_HZ[0]
-    high = CUTOFF_NYQUIST_FRACTION * rate / 2
-    return float(min(max(CUTOFF_PER_BAND * band, low), high))
+    return float(min(max(CUTOFF_PER_BAND * band, MIN_CUTOFF_HZ), CUTOFF_NYQUIST_FRACTION * rate / 2))
 
 
 def settling_time(cutoff: float, order: int = ORDER) -> float:
