@@ -32,10 +32,11 @@ def argument(name: str, *value) -> str:
 
 
 @contextlib.contextmanager
-def arguments_spelled(spelling: Mapping[str, str]):
+def arguments_spelled(spelling: Optional[Mapping[str, str]]):
     """Within the block, :func:`argument` names ``name`` as ``spelling[name]`` (e.g.
-    ``{"out": "--out", "overwrite": "--overwrite"}``); other names as Python does."""
-    token = _SPELLING.set(dict(spelling))
+    ``{"out": "--out", "overwrite": "--overwrite"}``); None: every name as Python does
+    (also the keys of a data file, which are the keywords)."""
+    token = _SPELLING.set(None if spelling is None else dict(spelling))
     try:
         yield
     finally:

@@ -26,7 +26,8 @@ def folder(tmp_path_factory):
     """A scratch folder, also the working directory of every example."""
     path = tmp_path_factory.mktemp("cli_robustness")
     for name, text in (("fixed.urdf", FIXED_ONLY), ("markup.urdf", MARKUP), ("tri.urdf", TRIANGLE),
-                       ("broken.toml", "robots = ["), ("plain.txt", "")):
+                       ("broken.toml", "robots = ["), ("plain.txt", ""),
+                       ("partial.toml", 'robots = ["scara"]\nbackends = {kind = 3}\n')):
         (path / name).write_text(text)
     (path / "binary.toml").write_bytes(bytes(range(256)))
     return path
@@ -56,7 +57,8 @@ VALIDATE = st.lists(st.one_of(
     option("--backend", st.sampled_from(["newton_euler", "lagrange_euler", "warp_drive", "", "pinocchio"])),
     option("--against", st.sampled_from(["pinocchio", "pybullet", "warp_drive", "newton_euler"])),
     option("--quantity", st.sampled_from(["tau", "qdd", "step", "traj_zero", "colour", ""])),
-    option("--suite", st.sampled_from(["quick", "default", "nosuch", "broken.toml", "binary.toml", "/"])),
+    option("--suite", st.sampled_from(["quick", "default", "nosuch", "broken.toml", "binary.toml", "/",
+                                       "partial.toml"])),
     option("--json", PATHS), option("--report", PATHS),
     option("--plots", st.sampled_from(["plain.txt", "missing/deeper/plots", "/no/such/plots"])),
     JUNK.map(lambda text: [text]),
@@ -66,7 +68,8 @@ VALIDATE = st.lists(st.one_of(
 FRICTION = st.lists(st.one_of(
     option("--samples", NUMBERS), option("--duration", NUMBERS), option("--at", NUMBERS),
     option("--backend", st.sampled_from(["newton_euler_friction", "lagrange_euler_friction", "newton_euler", ""])),
-    option("--friction", st.sampled_from(["none", "urdf", "nosuch.toml", "binary.toml", "broken.toml", "plain.txt"])),
+    option("--friction", st.sampled_from(["none", "urdf", "nosuch.toml", "binary.toml", "broken.toml", "plain.txt",
+                                          "partial.toml", "/"])),
     option("--profile", st.sampled_from(["corke", "dhanaraj", "x"])),
     option("--json", PATHS), option("--plot", PATHS),
 ), max_size=4).map(lambda options: ["friction", "scara", "--samples", "3"] + sum(options, []))

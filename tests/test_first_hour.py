@@ -4,10 +4,13 @@ Ctrl-C, and summaries instead of array dumps."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 import dyn_plugin as dp
+from dyn_plugin.tools import validation
 from dyn_plugin.tools.cli import main
 
 
@@ -110,3 +113,98 @@ def test_an_unknown_reference_lists_the_references(capsys):
     line = one_line_error(capsys)
     assert "--against: unknown backend 'pinochio'; references: pinocchio, pybullet" in line
     assert "newton_euler" not in line
+
+
+# -- 2. a bad file a user names is refused in one line that names it -----------------------------
+
+SUITE = 'robots = ["scara"]\nbackends = ["newton_euler"]\nreferences = ["pinocchio"]\nquantities = ["tau"]\n'
+BAD_SUITES = {
+    "no quantities": (SUITE.replace('quantities = ["tau"]\n', ""), "missing quantities"),
+    "robots as text": (SUITE.replace('["scara"]', '"scara"'), "robots must be a non-empty list of names"),
+    "backends a number": (SUITE.replace('["newton_euler"]', "3"), "backends must be a non-empty list"),
+    "quantity unknown": (SUITE.replace('"tau"', '"torque"'), "quantities: unknown 'torque'"),
+    "samples as text": (SUITE + 'samples = "two"\n', "samples must be a whole number"),
+    "description a number": (SUITE + "description = 5\n", "description must be text"),
+    "mimic as text": (SUITE + 'mimic = "yes"\n', "mimic must be true or false"),
+    "unknown key": (SUITE + "colour = 1\n", "unknown keys ['colour']"),
+    "selection kind a number": (SUITE.replace('["newton_euler"]', "{kind = 3}"), "backends.kind must be a name"),
+    "selection unknown key": (SUITE.replace('["newton_euler"]', "{sort = 3}"), "unknown keys ['sort']"),
+    "unknown backend": (SUITE.replace('"newton_euler"', '"newton_eular"'), "backends: unknown backend 'newton_eular'"),
+    "not TOML": ("robots = [\n", "not a valid suite file (TOML)"),
+    "TOML of something else": ("[1, 2]\n", "not a valid suite file (TOML)"),
+}
+
+
+def refused_in_one_line(argv, fragment, capsys) -> str:
+    assert run(argv) == 2
+    line = one_line_error(capsys)
+    assert line.startswith("dyn-plugin") and fragment in line, line
+    return line
+
+
+@pytest.mark.parametrize("text, fragment", BAD_SUITES.values(), ids=BAD_SUITES.keys())
+def test_a_bad_suite_file_is_refused_in_one_line_naming_it(text, fragment, tmp_path, capsys):
+    path = tmp_path / "mine.toml"
+    path.write_text(text)
+    line = refused_in_one_line(["validate", "--suite", str(path)], fragment, capsys)
+    assert str(path) in line
+    with pytest.raises(dp.DynPluginError, match=re.escape(fragment)):
+        validation.load_suite(str(path))
+
+
+def test_a_suite_that_is_binary_a_folder_or_missing_is_refused_in_one_line(tmp_path, capsys):
+    (tmp_path / "binary.toml").write_bytes(bytes(range(256)))
+    (tmp_path / "folder.toml").mkdir()
+    for name, fragment in (("binary.toml", "TOML is UTF-8 text"), ("folder.toml", "is a folder; give a suite file"),
+                           ("missing.toml", "does not exist")):
+        assert str(tmp_path / name) in refused_in_one_line(["validate", "--suite", str(tmp_path / name)], fragment,
+                                                           capsys)
+    refused_in_one_line(["validate", "--suite", "nosuch"], "unknown suite 'nosuch'; available: default", capsys)
+
+
+FRICTION = 'default_profile = "a"\n[profiles.a]\n'
+BAD_FRICTION = {
+    "no profiles": ('robot = "puma560"\n', "needs [profiles.NAME] tables"),
+    "profile not a table": ('default_profile = "a"\nprofiles = {a = 3}\n', "needs [profiles.NAME] tables"),
+    "no default profile": ("[profiles.a]\nviscous = 1.0\n", "has no default_profile: set one, or choose one of its "
+                                                           "profiles (a) with "),   # --profile, where there is one
+    "default profile unknown": ('default_profile = "b"\n[profiles.a]\n', "has no profile 'b'"),
+    "viscous as text": (FRICTION + 'viscous = "lots"\n', "'viscous' must be a number"),
+    "bearing a number": (FRICTION + "bearing = 5\n", "bearing must be a table [profiles.a.bearing]"),
+    "bearing without mu": (FRICTION + '[profiles.a.bearing]\nkind = "journal"\n', "[bearing]: missing mu"),
+    "bearing kind a number": (FRICTION + "[profiles.a.bearing]\nkind = 5\nmu = 0.1\n", "bearing kinds must be"),
+    "efficiency as text": (FRICTION + "[profiles.a.transmission]\nrated_torque = 1.0\n"
+                           "efficiency = {load_ratio = [0, 1], efficiency = ['a', 0.5]}\n",
+                           "efficiency curve tables must be numbers"),
+    "with_curve as text": (FRICTION + "[profiles.a.transmission]\nrated_torque = 1.0\nwith_curve = 'yes'\n"
+                           "efficiency = {load_ratio = [0, 1], efficiency = [0.5, 0.9]}\n",
+                           "with_curve must be true or false per joint"),
+    "robot_table without robot": (FRICTION + 'armature = "robot_table"\n', "must name a bundled robot"),
+    "source a list": (FRICTION + 'source = ["x"]\n', "source must be text"),
+    "not TOML": ("viscous = [\n", "not a valid friction data file (TOML)"),
+}
+
+
+@pytest.mark.parametrize("verb", ["friction", "dataset"])
+@pytest.mark.parametrize("text, fragment", BAD_FRICTION.values(), ids=BAD_FRICTION.keys())
+def test_a_bad_friction_file_is_refused_in_one_line_naming_it(verb, text, fragment, tmp_path, capsys):
+    path = tmp_path / "mine_friction.toml"
+    path.write_text(text)
+    argv = {"friction": ["friction", "puma560", "--samples", "3"],
+            "dataset": ["dataset", "puma560", "--states", "3", "--backend", "newton_euler_friction",
+                        "--out", str(tmp_path / "d.zarr")]}[verb]
+    line = refused_in_one_line([*argv, "--friction", str(path)], fragment, capsys)
+    assert path.name in line
+
+
+def test_a_friction_file_that_is_a_folder_or_missing_is_refused_in_one_line(tmp_path, capsys):
+    (tmp_path / "folder.toml").mkdir()
+    for name, fragment in (("folder.toml", "is a folder"), ("missing.toml", "does not exist")):
+        refused_in_one_line(["friction", "puma560", "--friction", str(tmp_path / name)], fragment, capsys)
+
+
+def test_an_uncertainty_table_that_does_not_fit_the_robot_names_the_file(tmp_path, capsys):
+    path = tmp_path / "mine_friction.toml"
+    path.write_text(FRICTION + 'viscous = 1.0\n[uncertainty]\nsource = "a guess"\nviscous = [0.1, 0.2]\n')
+    refused_in_one_line(["friction", "puma560", "--samples", "3", "--monte-carlo", "2", "--friction", str(path)],
+                        "mine_friction.toml, [uncertainty]: uncertainty of 'viscous' must be one number", capsys)

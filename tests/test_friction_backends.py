@@ -691,7 +691,7 @@ def test_friction_that_does_not_fit_the_robot(puma, backend):
     (PROFILE + "viscous = [1, 2\n", "not a valid friction data file"),
     (PROFILE + "viscous = 1.0\nviscosity = 2.0\n", r"unknown entries \['viscosity'\]"),
     (PROFILE + "viscous = [1.0, 2.0]\n", r"one per joint \(6\)"),
-    (PROFILE + "[profiles.p.bearing]\nkind = 'journal'\nradius = 0.1\n", "missing or malformed entry 'mu'"),
+    (PROFILE + "[profiles.p.bearing]\nkind = 'journal'\nradius = 0.1\n", r"profile 'p': \[bearing\]: missing mu$"),
     (PROFILE + "[profiles.p.bearing]\nkind = 'journal'\nmu = 0.1\nradius = 0.1\nradious = 0.2\n", "radious"),
     (PROFILE + "[profiles.p.transmission]\nrated_torque = 10.0\nwith_curv = [false, false, false, false, false, "
      "false]\nefficiency = {load_ratio = [0, 1], efficiency = [0.5, 0.9]}\n", "with_curv"),

@@ -323,8 +323,11 @@ class EfficiencyCurve:
     kind: str = "linear"
 
     def __post_init__(self):
-        x = np.asarray(self.load_ratio, dtype=float)
-        y = np.asarray(self.efficiency, dtype=float)
+        try:
+            x, y = (np.asarray(table, dtype=float) for table in (self.load_ratio, self.efficiency))
+        except (TypeError, ValueError):
+            raise ModelError(f"efficiency curve tables must be numbers, got load_ratio {self.load_ratio!r} and "
+                             f"efficiency {self.efficiency!r}") from None
         if x.ndim != 1 or x.shape != y.shape or len(x) < 2:
             raise ModelError(f"efficiency curve needs two 1-D tables of equal length >= 2, got {x.shape} and {y.shape}")
         if not np.all(np.diff(x) > 0):
@@ -403,6 +406,11 @@ class BearingFriction:
         if isinstance(kinds, Mapping):
             _check_names("bearing kind", kinds, names)
             kinds = tuple(kinds.get(joint, "none") for joint in names)
+        if not isinstance(kinds, (str, list, tuple)) or not all(isinstance(k, str) for k in kinds):
+            raise ModelError(f"bearing kinds must be one name or one per joint ({n}) among {', '.join(BEARINGS)}, "
+                             f"got {kinds!r}")
+        if not isinstance(printed, (bool, np.bool_)):
+            raise ModelError(f"bearing printed must be true or false, got {printed!r}")
         kinds = (kinds,) * n if isinstance(kinds, str) else tuple(kinds)
         if len(kinds) != n:
             raise ModelError(f"bearing kinds must be one name or one per joint ({n}), got {len(kinds)}")

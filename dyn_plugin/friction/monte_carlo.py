@@ -69,7 +69,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, ModelError
 from .uncertainty import (DEFAULT_UNCERTAINTY, PARAMETERS, Spec, Uncertainty, _check_counts, _chunk_models, _chunks,
                           _coerce_uncertainty, _plans, read_uncertainty, sample_friction)
 
@@ -264,12 +264,18 @@ def friction_envelope(model, friction=None, uncertainty=None, samples: int = 256
     t, q, qd, qdd = _check_trajectory(model, trajectory)
     nominal_backend = get_backend(backend, model, friction=friction, profile=profile)
     nominal_friction = nominal_backend.friction
+    source = None
     if uncertainty is None:
         source = _data_file(model, friction)
         uncertainty = (read_uncertainty(source, profile or nominal_friction.name) if source is not None else None) \
             or DEFAULT_UNCERTAINTY
     uncertainty = _coerce_uncertainty(uncertainty)
-    plans = _plans(nominal_friction, uncertainty)
+    try:
+        plans = _plans(nominal_friction, uncertainty)
+    except ModelError as exc:     # the file's [uncertainty] does not fit the robot: name the file
+        if source is None:
+            raise
+        raise ModelError(f"friction data file {source.name}, [uncertainty]: {exc}") from None
     nominal = nominal_backend.inverse_dynamics_breakdown(q, qd, qdd).friction
 
     job = _Job(uuid.uuid4().hex, nominal_backend.model, backend, nominal_friction, plans, q, qd, qdd, seed)

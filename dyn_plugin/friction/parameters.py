@@ -34,7 +34,7 @@ from typing import Optional, Union
 import numpy as np
 
 from ..datafile import read_toml
-from ..errors import ModelError
+from ..errors import ModelError, argument
 from .bristles import Bristles
 from .models import (BearingFriction, EfficiencyCurve, TransmissionFriction, VelocityFriction, _check_names,
                      _per_joint, friction_torque, joints_of, parameter_table)
@@ -256,23 +256,40 @@ def load_friction(source: Union[str, os.PathLike], model, profile: Optional[str]
     ``coulomb``, ``sigma2``), as :meth:`Bristles.lugre` / :meth:`Bristles.dahl` take them.
     """
     path = friction_file(str(source)) if friction_file(str(source)) else Path(source)
+    if path.is_dir():
+        raise ModelError(f"friction data file {str(path)!r} is a folder; give the TOML file")
     if not path.is_file():
         raise ModelError(f"friction data file {str(path)!r} does not exist")
     data = read_toml(path, ModelError, "friction data file")
-    profiles = data.get("profiles", {})
-    name = profile or data.get("default_profile")
-    if name not in profiles:
-        raise ModelError(f"friction data file {path.name} has no profile {name!r}; "
-                         f"profiles: {', '.join(profiles) or 'none'}")
+    name = _profile_name(path, data, profile)
     where = f"friction data file {path.name}, profile {name!r}"
     try:
-        friction = _from_profile(profiles[name], model, name, data.get("robot"))
-    except (TypeError, KeyError) as exc:
-        raise ModelError(f"{where}: missing or malformed entry {exc}") from None
+        friction = _from_profile(data["profiles"][name], model, name, data.get("robot"))
     except ModelError as exc:
         raise ModelError(f"{where}: {exc}") from None
+    except (TypeError, KeyError, ValueError) as exc:   # a malformed entry that no check above names
+        raise ModelError(f"{where}: malformed entry ({type(exc).__name__}: {exc})") from None
     friction.check_against(model)
     return friction
+
+
+def _profile_name(path: Path, data: dict, profile: Optional[str]) -> str:
+    """The profile to read (``profile``, else the file's ``default_profile``), checked to be
+    a table of the file's ``[profiles]``; ModelError naming the file otherwise."""
+    profiles = data.get("profiles")
+    if not isinstance(profiles, dict) or not profiles or \
+            not all(isinstance(table, dict) for table in profiles.values()):
+        raise ModelError(f"friction data file {path.name}: needs [profiles.NAME] tables of parameters, got "
+                         f"profiles = {profiles!r}")
+    names = ", ".join(profiles)
+    if profile is None and "default_profile" not in data:
+        raise ModelError(f"friction data file {path.name} has no default_profile: set one, or choose one of its "
+                         f"profiles ({names}) with {argument('profile')}")
+    name = data["default_profile"] if profile is None else profile
+    if name not in profiles:
+        raise ModelError(f"friction data file {path.name} has no profile {name!r}; profiles: {names}"
+                         + (" (its default_profile names none of them)" if profile is None else ""))
+    return name
 
 
 VELOCITY_KEYS = ("viscous", "coulomb", "coulomb_negative", "static", "static_negative", "stribeck_velocity",
@@ -284,28 +301,34 @@ def _from_profile(table: dict, model, name: str, robot: Optional[str]) -> Fricti
     unknown = set(table) - set(VELOCITY_KEYS) - {"armature", "armature_form", "bearing", "transmission",
                                                  "description", "source", *DYNAMIC_KEYS}
     if unknown:
-        raise ModelError(f"friction profile {name!r}: unknown entries {sorted(unknown)}")
+        raise ModelError(f"unknown entries {sorted(unknown)}")
+    for key in ("description", "source", "armature_form"):
+        if not isinstance(table.get(key, ""), str):
+            raise ModelError(f"{key} must be text, got {table[key]!r}")
     velocity = {k: table[k] for k in VELOCITY_KEYS if k in table}
     armature = table.get("armature", 0.0)
     if armature == "robot_table":
-        from ..robots import robot_table
-
-        armature = [row.motor_inertia for row in robot_table(robot)["rows"]]
+        armature = _motor_inertia(robot)
     bearing = table.get("bearing")
-    _known_keys(name, "bearing", bearing, {"kind", "mu", "radius", "spacing", "printed"})
+    _known_keys(name, "bearing", bearing, {"kind", "mu", "radius", "spacing", "printed"}, needed=("kind", "mu"))
     _known_keys(name, "transmission", table.get("transmission"), {"rated_torque", "breakaway", "efficiency",
-                                                                 "with_curve"})
+                                                                 "with_curve"}, needed=("rated_torque", "efficiency"))
     if bearing is not None:
         bearing = BearingFriction.create(model, bearing["kind"], bearing["mu"], bearing.get("radius", 0.0),
                                          bearing.get("spacing", 0.0), bearing.get("printed", False))
     transmission = table.get("transmission")
     if transmission is not None:
         curve_table = transmission["efficiency"]
+        _known_keys(name, "transmission.efficiency", curve_table, {"load_ratio", "efficiency", "kind"},
+                    needed=("load_ratio", "efficiency"))
         curve = EfficiencyCurve(curve_table["load_ratio"], curve_table["efficiency"], curve_table.get("kind", "linear"))
         with_curve = transmission.get("with_curve", [True] * n)
         if isinstance(with_curve, dict):                  # {joint name: bool}, joints left out: with the curve
             _check_names("with_curve", with_curve, tuple(model.joint_names))
             with_curve = [with_curve.get(joint, True) for joint in model.joint_names]
+        if not isinstance(with_curve, list) or not all(isinstance(use, bool) for use in with_curve):
+            raise ModelError(f"[transmission]: with_curve must be true or false per joint (a list, or a table "
+                             f"{{joint = true}}), got {transmission['with_curve']!r}")
         transmission = TransmissionFriction.create(model, [curve if use else None for use in with_curve],
                                                    transmission["rated_torque"], transmission.get("breakaway", 0.0))
     return FrictionModel.create(model, **velocity, bearing=bearing, transmission=transmission, armature=armature,
@@ -322,7 +345,7 @@ def _dynamic_law(profile: str, table: dict, model) -> Optional[Bristles]:
     """The profile's ``[lugre]`` or ``[dahl]`` table as a :class:`Bristles` law, or None."""
     given = [law for law in DYNAMIC_KEYS if law in table]
     if len(given) > 1:
-        raise ModelError(f"friction profile {profile!r}: give one dynamic law, got tables {given}")
+        raise ModelError(f"give one dynamic law, got tables {given}")
     if not given:
         return None
     law = given[0]
@@ -330,11 +353,28 @@ def _dynamic_law(profile: str, table: dict, model) -> Optional[Bristles]:
     return getattr(Bristles, law)(model, **table[law])
 
 
-def _known_keys(profile: str, part: str, table, known: set) -> None:
-    unknown = set(table or {}) - known
+def _known_keys(profile: str, part: str, table, known: set, needed: tuple = ()) -> None:
+    """ModelError unless ``table`` (the profile's ``[part]``, None when absent) is a table
+    of ``known`` entries that gives every ``needed`` one."""
+    if table is None:
+        return
+    if not isinstance(table, dict):
+        raise ModelError(f"{part} must be a table [profiles.{profile}.{part}], got {table!r}")
+    unknown, missing = set(table) - known, [key for key in needed if key not in table]
     if unknown:
-        raise ModelError(f"friction profile {profile!r}, [{part}]: unknown entries {sorted(unknown)}; "
-                         f"known: {sorted(known)}")
+        raise ModelError(f"[{part}]: unknown entries {sorted(unknown)}; known: {sorted(known)}")
+    if missing:
+        raise ModelError(f"[{part}]: missing {', '.join(missing)}")
+
+
+def _motor_inertia(robot) -> list:
+    """``armature = "robot_table"``: the motor_inertia column of the file's ``robot``, a bundled robot."""
+    from ..robots import BUNDLED, robot_table
+
+    if robot not in BUNDLED:
+        raise ModelError(f"armature = \"robot_table\" reads the motor inertias of the file's robot, which must name a "
+                         f"bundled robot ({', '.join(BUNDLED)}); got robot = {robot!r}")
+    return [row.motor_inertia for row in robot_table(robot)["rows"]]
 
 
 def _bundled_name(model) -> Optional[str]:
@@ -359,7 +399,8 @@ def resolve_friction(model, friction=None, profile: Optional[str] = None) -> Fri
         if bundled is not None and friction_file(bundled) is not None:
             return load_friction(bundled, model, profile)
         if profile is not None:
-            raise ModelError(f"profile {profile!r} needs a friction data file: {model.name!r} has no bundled one")
+            raise ModelError(f"{argument('profile', profile)} needs a friction data file: {model.name!r} has no "
+                             f"bundled one (give {argument('friction')})")
         return FrictionModel.from_urdf(model)
     if friction == "urdf":
         return FrictionModel.from_urdf(model)

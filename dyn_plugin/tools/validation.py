@@ -20,6 +20,7 @@ import dataclasses
 import functools
 import hashlib
 import math
+import os
 import time
 import types
 import warnings
@@ -29,10 +30,10 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from ..backends.registry import get_backend
 from ..backends.registry import backends as registered_backends
+from ..backends.registry import get_backend, list_backends
 from ..datafile import read_toml
-from ..errors import DynPluginError, ModelError
+from ..errors import BackendError, DynPluginError, ModelError, argument, arguments_spelled
 from ..robots import load_robot
 from ..sampling import States, random_states
 
@@ -219,33 +220,53 @@ class Suite:
         return model_to_validate(robot, floating_base=self.floating_base, mimic=self.mimic, lock=self.lock)
 
     def check(self) -> None:
-        """Raise :class:`DynPluginError` naming the first setting that cannot be run."""
-        for key in ("floating_base", "mimic"):
-            if not isinstance(getattr(self, key), bool):
-                raise DynPluginError(f"{key} must be true or false, got {getattr(self, key)!r}")
-        if not isinstance(self.lock, dict):
-            raise DynPluginError(f"lock must be a table {{joint = value (rad or m)}}, got {self.lock!r}")
-        for key in ("robots", "backends", "references", "quantities"):
+        """Raise :class:`DynPluginError` naming the first setting that cannot be run, as
+        :func:`~dyn_plugin.errors.argument` spells it (a suite file's key, or the option
+        that set it on the command line)."""
+        for key, kind, valid in (("floating_base", bool, "true or false"), ("mimic", bool, "true or false"),
+                                 ("lock", dict, "a table {joint = value (rad or m)}"),
+                                 ("description", str, "text"), ("name", str, "text")):
+            if not isinstance(getattr(self, key), kind):
+                raise DynPluginError(f"{argument(key)} must be {valid}, got {getattr(self, key)!r}")
+        for key, besides in (("robots", ', "bundled" or "zoo"'), ("backends", _SELECTION), ("references", _SELECTION),
+                             ("quantities", "")):
             names = getattr(self, key)
             if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-                raise DynPluginError(f"{key} must be a non-empty list of names, got {names!r}")
+                raise DynPluginError(f"{argument(key)} must be a non-empty list of names{besides}, got {names!r}")
         known = [*QUANTITIES, *DERIVATIVES, *STEPPING]
         unknown = [q for q in self.quantities if q not in known]
         if unknown:
-            raise DynPluginError(f"unknown quantities {unknown}; known: {', '.join(known)}")
+            raise DynPluginError(f"{argument('quantities')}: unknown {', '.join(map(repr, unknown))}; known: "
+                                 f"{', '.join(known)}")
+        self._check_backend_names()
         stepping = [q for q in self.quantities if q in STEPPING]
         if len(stepping) == len(self.quantities) and "pybullet" not in self.references:
-            raise DynPluginError(f"nothing to compare: quantities {stepping} are compared with pybullet only, "
-                                 "which is not among the references")
+            raise DynPluginError(f"nothing to compare: {argument('quantities')} {', '.join(stepping)} are compared "
+                                 f"with pybullet only, which is not among the {argument('references')}")
         for key in SETTINGS:
             problem = setting_problem(key, getattr(self, key))
             if problem:
-                raise DynPluginError(f"{key} {problem}")
+                raise DynPluginError(f"{argument(key)} {problem}")
         if stepping and self.dt > self.duration:
-            raise DynPluginError(f"dt must be at most the trajectory duration ({self.duration:g} s), got {self.dt:g}")
+            raise DynPluginError(f"{argument('dt')} must be at most the trajectory {argument('duration')} "
+                                 f"({self.duration:g} s), got {self.dt:g}")
         if stepping and self.duration / self.dt > MAX_STEPS:
-            raise DynPluginError(f"dt must be at least duration / {MAX_STEPS} = {self.duration / MAX_STEPS:g} s "
-                                 f"(at most {MAX_STEPS} trajectory steps), got {self.dt:g}")
+            raise DynPluginError(f"{argument('dt')} must be at least {argument('duration')} / {MAX_STEPS} = "
+                                 f"{self.duration / MAX_STEPS:g} s (at most {MAX_STEPS} trajectory steps), "
+                                 f"got {self.dt:g}")
+
+    def _check_backend_names(self) -> None:
+        """BackendError naming the first backend or reference that is not registered, with
+        the registered ones of its kind."""
+        available = list_backends()
+        for key, kind in (("backends", ("ours", "generated")), ("references", "reference")):
+            unknown = [name for name in getattr(self, key) if name not in available]
+            if unknown:
+                raise BackendError(f"{argument(key)}: unknown backend {unknown[0]!r}; {key}: "
+                                   f"{', '.join(registered_backends(kind))} (or any other registered backend)")
+
+
+_SELECTION = " or a selection {kind = ..., can = [...], cannot = [...]}"
 
 
 def suite_dir() -> Path:
@@ -259,11 +280,12 @@ def list_suites() -> list:
     return sorted(p.stem for p in suite_dir().glob("*.toml"))
 
 
-def _selected(key: str, value, path):
+def _selected(key: str, value):
     """A suite's ``robots``, ``backends`` or ``references`` as a list of names.  Besides a
     list, ``robots = "bundled"`` (every bundled robot), ``robots = "zoo"`` (:mod:`.zoo`) and, for backends and references, a
     selection from the registry by what backends declare: ``{kind = ["ours", "generated"],
-    cannot = ["friction"]}`` (keys kind, can, cannot; see ``registry.backends``)."""
+    cannot = ["friction"]}`` (keys kind, can, cannot, each a name or a list of names; see
+    ``registry.backends``)."""
     if key == "robots" and value == "bundled":
         from ..robots import list_robots
 
@@ -275,36 +297,68 @@ def _selected(key: str, value, path):
     if key in ("backends", "references") and isinstance(value, dict):
         unknown = set(value) - {"kind", "can", "cannot"}
         if unknown:
-            raise DynPluginError(f"{path}: {key} selects by kind, can and cannot; unknown keys {sorted(unknown)}")
-        kind = value.get("kind")
+            raise DynPluginError(f"{key} selects by kind, can and cannot; unknown keys {sorted(unknown)}")
+        kind, can, cannot = (_names(f"{key}.{part}", value.get(part, ())) for part in ("kind", "can", "cannot"))
         try:
-            return registered_backends(tuple(kind) if isinstance(kind, list) else kind,
-                                       can=tuple(value.get("can", ())), cannot=tuple(value.get("cannot", ())))
+            return registered_backends(kind or None, can=can, cannot=cannot)
         except DynPluginError as error:
-            raise DynPluginError(f"{path}: {key}: {error}") from None
+            raise DynPluginError(f"{key}: {error}") from None
     return value
 
 
+def _names(key: str, value) -> tuple:
+    """``value``, a name or a list of names, as a tuple; DynPluginError naming ``key`` otherwise."""
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, (list, tuple)) or not all(isinstance(name, str) for name in names):
+        raise DynPluginError(f"{key} must be a name or a list of names, got {value!r}")
+    return tuple(names)
+
+
+REQUIRED = ("robots", "backends", "references", "quantities")   # what a suite file must give
+
+
 def load_suite(name_or_path: str = "default") -> Suite:
-    """A suite by name (``default``, ``quick``) or from a TOML file path."""
-    path = Path(name_or_path)
-    if not path.is_file():
-        path = suite_dir() / f"{name_or_path}.toml"
-    if not path.is_file():
-        raise DynPluginError(f"unknown suite {name_or_path!r}; available: {', '.join(list_suites())}")
-    try:
-        data = read_toml(path, DynPluginError, "suite file")
-    except UnicodeDecodeError:
-        raise DynPluginError(f"{path}: not a valid suite file (TOML): not UTF-8 text") from None
-    fields = {f.name for f in dataclasses.fields(Suite)}
-    unknown = set(data) - fields
+    """A suite by name (``default``, ``quick``) or from a TOML file path.  Anything
+    else, or a file that is not a valid suite, is a DynPluginError naming the file and
+    what is wrong with it."""
+    path = _suite_file(name_or_path)
+    data = read_toml(path, DynPluginError, "suite file")
+    fields = [f.name for f in dataclasses.fields(Suite)]
+    unknown = set(data) - set(fields)
     if unknown:
-        raise DynPluginError(f"{path}: unknown keys {sorted(unknown)}; known: {sorted(fields)}")
-    suite = Suite(**{key: _selected(key, value, path) for key, value in data.items()})
-    if suite.name == "custom":
-        suite.name = path.stem
-    suite.check()
+        raise DynPluginError(f"{path}: unknown keys {sorted(unknown)}; known: {', '.join(fields)}")
+    missing = [key for key in REQUIRED if key not in data]
+    if missing:
+        raise DynPluginError(f"{path}: missing {', '.join(missing)} (a suite names its {', '.join(REQUIRED)})")
+    with arguments_spelled(None):   # the file's own keys, whoever reads it
+        try:
+            suite = Suite(**{key: _selected(key, value) for key, value in data.items()})
+            if suite.name == "custom":
+                suite.name = path.stem
+            suite.check()
+        except DynPluginError as error:
+            raise type(error)(f"{path}: {error}") from None
     return suite
+
+
+def _suite_file(name_or_path) -> Path:
+    """The TOML file of a bundled suite's name or of a path; DynPluginError for a folder,
+    a missing file or an unknown name."""
+    if not isinstance(name_or_path, (str, os.PathLike)):
+        raise DynPluginError(f"a suite is a name ({', '.join(list_suites())}) or a TOML file, got {name_or_path!r}")
+    path = Path(name_or_path)
+    if path.is_dir():
+        raise DynPluginError(f"suite {str(path)!r} is a folder; give a suite file (TOML) or one of "
+                             f"{', '.join(list_suites())}")
+    if path.is_file():
+        return path
+    bundled = suite_dir() / f"{name_or_path}.toml"
+    if bundled.is_file():
+        return bundled
+    if path.suffix or len(path.parts) > 1:
+        raise DynPluginError(f"suite file {str(path)!r} does not exist")
+    raise DynPluginError(f"unknown suite {str(name_or_path)!r}; available: {', '.join(list_suites())} "
+                         "(or a TOML file)")
 
 
 @dataclasses.dataclass

@@ -320,8 +320,8 @@ def command(args, console) -> int:
     """``dyn-plugin validate --suite zoo``: one line per file on stderr, a summary on
     ``console``; writes --report / --json (default: validation/zoo.md and zoo.json when the
     current directory has a validation/ folder).  0 when the zoo passes, else 1."""
-    from ..backends.registry import list_backends
-    from .cli.common import EXIT_FAILED, EXIT_OK
+    from ..errors import arguments_spelled
+    from .cli.common import EXIT_FAILED, EXIT_OK, suite_spelling
     from .output import write_or_print
 
     for option in ("dask", "plots", "dt"):
@@ -332,10 +332,8 @@ def command(args, console) -> int:
                        ("samples", args.samples), ("seed", args.seed), ("rtol", args.rtol)):
         if value is not None:
             setattr(suite, key, value)
-    suite.check()
-    unknown = [name for name in suite.backends + suite.references if name not in list_backends()]
-    if unknown:
-        raise InputError(f"unknown backends {unknown}; available: {', '.join(list_backends())}")
+    with arguments_spelled(suite_spelling(args)):
+        suite.check()     # also the backends' names
     entries, notes = discover()
     if args.robot:  # a sample of the zoo, or other files (fixed-base)
         missing = [p for p in args.robot if not Path(p).is_file()]

@@ -14,12 +14,12 @@ import numpy as np
 from rich.markup import escape
 from rich.text import Text
 
-from ...errors import InputError
+from ...errors import InputError, arguments_spelled
 from .. import validation
 from ..output import console as _console
 from ..output import one_line, write_or_print
 from ..reporting import floor_verdict
-from .common import EXIT_FAILED, EXIT_OK, LOCAL_CLUSTER
+from .common import EXIT_FAILED, EXIT_OK, LOCAL_CLUSTER, suite_spelling
 from .robot import load_model, lock_of
 
 __all__ = ["COMMANDS", "LITERATURE_COUNTS"]
@@ -203,9 +203,6 @@ def _validate(args) -> int:
 
 def _suite(args) -> "validation.Suite":
     """The suite with the command line's overrides, checked (names, numbers, robots) before any work."""
-    from ...backends.registry import backends, list_backends
-    from ...errors import BackendError
-
     suite = validation.load_suite(args.suite)
     for key, value in (("robots", args.robot), ("backends", args.backend), ("references", args.against),
                        ("quantities", args.quantity), ("samples", args.samples), ("seed", args.seed),
@@ -213,15 +210,8 @@ def _suite(args) -> "validation.Suite":
                        ("mimic", args.mimic or None), ("lock", lock_of(args))):
         if value is not None:
             setattr(suite, key, value)
-    suite.check()
-    available = list_backends()
-    for key, option, given, kind in (("backends", "--backend", args.backend, ("ours", "generated")),
-                                     ("references", "--against", args.against, "reference")):
-        unknown = [name for name in getattr(suite, key) if name not in available]
-        if unknown:
-            where = option if given else f"suite {args.suite}, {key}"
-            raise BackendError(f"{where}: unknown backend {unknown[0]!r}; {key}: {', '.join(backends(kind))} "
-                               "(or any other that dyn-plugin backends lists)")
+    with arguments_spelled(suite_spelling(args)):
+        suite.check()
     for robot in suite.robots:
         suite.model(robot)  # a bad name or file fails here, before any sampling
     return suite
