@@ -22,6 +22,8 @@ from .dh import DHRow, model_from_dh, read_dh_table
 from .errors import (BackendError, ClusterError, DynPluginError, InputError, ModelError, NumericalError, PhysicalValidityWarning,
                      UnknownRobotError, URDFError, URDFWarning)
 from .friction.parameters import FrictionModel, load_friction
+from .friction.fitting import FrictionFit, fit_friction
+from .friction.laws import FRICTION_LAWS
 from .loops import set_workers, using_workers, workers
 from .model import RobotModel
 from .robots import list_robots, load_robot, robot_table
@@ -53,4 +55,5 @@ __all__ = [
     "model_from_dh", "read_dh_table", "register_backend", "robot_table", "SimulationError", "simulate",
     "to_urdf", "Trajectory", "holdout_rms", "load_log", "prepare_log",
     "unregister_backend", "with_friction", "write_urdf", "set_workers", "using_workers", "workers",
+    "FRICTION_LAWS", "FrictionFit", "fit_friction",
 ]
