@@ -208,3 +208,29 @@ def test_an_uncertainty_table_that_does_not_fit_the_robot_names_the_file(tmp_pat
     path.write_text(FRICTION + 'viscous = 1.0\n[uncertainty]\nsource = "a guess"\nviscous = [0.1, 0.2]\n')
     refused_in_one_line(["friction", "puma560", "--samples", "3", "--monte-carlo", "2", "--friction", str(path)],
                         "mine_friction.toml, [uncertainty]: uncertainty of 'viscous' must be one number", capsys)
+
+
+# -- 3. get_backend takes a robot's name or URDF path; anything else is a TypeError ---------------
+
+@pytest.mark.parametrize("robot", ["puma560", "urdf path"])
+def test_get_backend_loads_a_robot_given_by_name_or_path(robot):
+    import pinocchio as pin
+
+    path = dp.load_robot("puma560").source_path
+    backend = dp.get_backend("newton_euler", path if robot == "urdf path" else robot)
+    model = pin.buildModelFromUrdf(str(path))
+    model.gravity.linear = backend.model.gravity
+    rng = np.random.default_rng(3)
+    q, qd, qdd = rng.uniform(-1, 1, (3, 6))
+    reference = pin.rnea(model, model.createData(), q, qd, qdd)
+    assert backend.model.name == "puma560"
+    assert np.abs(backend.inverse_dynamics(q, qd, qdd) - reference).max() <= 1e-9 * max(1, np.abs(reference).max())
+
+
+@pytest.mark.parametrize("model, given", [(None, "got None"), (3, "got int"), ("pin.Model", "got pinocchio.Model")])
+def test_get_backend_asks_for_a_robot_model_for_anything_else(model, given):
+    import pinocchio as pin
+
+    model = pin.Model() if model == "pin.Model" else model
+    with pytest.raises(TypeError, match=rf"get_backend needs a RobotModel: dp\.load_robot\('puma560'\).*{given}$"):
+        dp.get_backend("newton_euler", model)

@@ -9,6 +9,7 @@ with :func:`register_backend`.  A factory is called as ``factory(model, **option
 from __future__ import annotations
 
 import importlib
+import os
 import inspect
 from importlib import metadata
 from typing import Callable, Optional, Union
@@ -84,7 +85,9 @@ def _resolve(name: str) -> Callable:
 
 
 def get_backend(name: str, model, *, workers: Optional[int] = None, **options):
-    """Build backend ``name`` for ``model``; ``options`` (e.g. ``gravity=``) go to its factory.
+    """Build backend ``name`` for ``model``, a :class:`~dyn_plugin.model.RobotModel` (or a
+    bundled robot's name or a URDF path, loaded by :func:`dyn_plugin.robots.load_robot`
+    with its defaults; TypeError for anything else); ``options`` (e.g. ``gravity=``) go to its factory.
     ``workers``: cores for its parallel batch loops (default: :func:`dyn_plugin.loops.workers`,
     every core unless ``DYN_PLUGIN_WORKERS`` or :func:`dyn_plugin.set_workers` says fewer);
     results are bit-identical for any number.
@@ -103,6 +106,7 @@ def _build(name: str, model, **options):
     _load_entry_points()
     if name not in _factories:
         raise BackendError(f"unknown backend {name!r}; available: {', '.join(list_backends())}")
+    model = _robot_model(model)
     factory = _resolve(name)
     if getattr(model, "mimic", ()) and "mimic" not in getattr(factory, "capabilities", ()):
         from .mimic_backend import mimic_backend
@@ -141,6 +145,22 @@ def _check_armature(name: str, factory, model) -> None:
 
 def _armature_backends() -> list:
     return [name for name in list_backends() if takes_armature(_resolve(name))]
+
+
+def _robot_model(model):
+    """``model`` as a RobotModel: as given, or loaded from a bundled robot's name or a URDF path."""
+    from ..model import RobotModel
+
+    if isinstance(model, RobotModel):
+        return model
+    if isinstance(model, (str, os.PathLike)):
+        from ..robots import load_robot
+
+        return load_robot(model)
+    module, kind = type(model).__module__.split(".")[0], type(model).__qualname__
+    given = "None" if model is None else kind if module == "builtins" else f"{module}.{kind}"
+    raise TypeError(f"get_backend needs a RobotModel: dp.load_robot('puma560') or dp.load_robot('path/to/robot.urdf') "
+                    f"(or that name or path itself), got {given}")
 
 
 def backend_class(name: str):
