@@ -5,7 +5,7 @@
 * :func:`base_parameters`: a minimal identifiable set by QR with column pivoting, with its
   regrouping formulas (``print(base_parameters(model))``).
 * :func:`identify`: weighted, bounded least squares of the base inertial and the linear
-  friction parameters (:mod:`.friction`) on a recorded trajectory, with standard errors
+  friction parameters (:mod:`.friction`, load-dependent friction included) on a recorded trajectory, with standard errors
   and the excitation's condition number; ``physical=True`` fits the standard parameters
   with every link a rigid body (:mod:`.physical`: pseudo-inertia LMIs, cvxpy + Clarabel),
   and ``result.to_model()`` gives the identified robot (``dp.write_urdf`` writes it).
@@ -18,14 +18,14 @@
 
 from .base import BaseParameters, base_parameters
 from .excitation import Measurements, dhanaraj_friction, fourier_trajectory, simulate_measurements
-from .friction import TERMS, friction_columns, friction_terms, friction_truth
+from .friction import LOADS, TERMS, friction_columns, friction_terms, friction_truth, load_magnitudes
 from .identify import IdentificationResult, identify, plot_fit
 from .log import Log, prepare_log
 from .logfile import load_log
 from .score import TorqueRMS, holdout_rms, plot_holdout, torque_rms
 from .regressor import PARAMETERS, joint_torque_regressor, parameter_names
 
-__all__ = ["BaseParameters", "IdentificationResult", "Measurements", "PARAMETERS", "TERMS", "base_parameters",
+__all__ = ["BaseParameters", "IdentificationResult", "LOADS", "Measurements", "PARAMETERS", "TERMS", "base_parameters",
            "dhanaraj_friction", "fourier_trajectory", "friction_columns", "friction_terms", "friction_truth", "identify",
-           "joint_torque_regressor", "parameter_names", "plot_fit", "simulate_measurements",
+           "joint_torque_regressor", "load_magnitudes", "parameter_names", "plot_fit", "simulate_measurements",
            "Log", "TorqueRMS", "holdout_rms", "load_log", "plot_holdout", "prepare_log", "torque_rms"]

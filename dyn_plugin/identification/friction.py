@@ -15,8 +15,36 @@ Terms (one column per joint and parameter; all parameters ≥ 0):
   on the identifiable base set.  The bearing geometry (kind, radius, spacing) is given,
   μ is identified.
 
-Dhanaraj's transmission efficiency η(|τ_out|/τ_rated) is not linear in any parameter and
-is not identified here.
+* ``"load"`` — load-dependent friction without a bearing geometry: per joint, s times each
+  load Dhanaraj's chapter 3 makes friction grow with (:func:`load_magnitudes`), the load
+  read from the joint reaction wrench (f, n) of a given rigid-body model (:func:`identify`
+  computes it from a first pass: the identified robot), a the joint axis:
+
+  - ``radial_<joint>`` s |a × f|: a journal bearing's radial load (eqs. 3.1-3.2, μ r |F_N|);
+    coefficient μ r (m);
+  - ``bending_<joint>`` s |a × n|: the bending moment a pair of journals ``d`` apart reacts
+    (eq. 3.3 at f⊥ = 0: 2 μ r |n⊥| / d); coefficient 2 μ r / d.  With both loads, eq. 3.3
+    (rotation-invariant form, μ r (|½f⊥ + a × n⊥/d| + |½f⊥ − a × n⊥/d|)) lies between
+    μ r max(|f⊥|, 2|n⊥|/d) and the sum of these two columns' terms (triangle inequality;
+    equal when ½f⊥ ∥ a × n⊥): the separable sum is the form linear in parameters;
+  - ``axial_<joint>`` s |a · f| (revolute joints): a thrust bearing's axial load (eq. 3.5,
+    μ r |f_z|); coefficient μ r (m);
+  - ``transmitted_<joint>`` s |a · n| (a prismatic joint: s |a · f|): the transmission's load.
+    With a constant efficiency η, Table 3.2 gives τ_in − τ_out = (1/η − 1) |τ_out| s when
+    motoring and (1 − η) |τ_out| s when back-driven; one coefficient for both (≈ 1 − η for
+    η near 1).  Split into a motoring column s |τ_out| [s τ_out > 0] and a braking column
+    s |τ_out| [s τ_out < 0], their difference is τ_out itself, the model's Y θ, in the span
+    of the rigid-body columns: the asymmetry is not identifiable from torques (measured on
+    the Panda log: condition number 7e15).
+
+  A prismatic joint's linear bearing (eq. 3.4) carries the radial and bending loads (no
+  axial column: its axial load is the transmitted force).  The coefficients are μ times the
+  unknown geometry (radius, spacing), ≥ 0 like every friction parameter.  The loads come
+  from the full standard parameters of the model given, not only the identifiable base set,
+  so the first pass's completion nearest the nominal parameters is part of the load.
+
+Dhanaraj's transmission efficiency η(|τ_out|/τ_rated) as a curve is not linear in any
+parameter and is not identified here (the ``transmitted`` column is its constant-η form).
 """
 
 from __future__ import annotations
@@ -28,7 +56,9 @@ from ..friction.law import direction
 from ..friction.models import BearingFriction
 from ..kinematics import rotation_from_z
 
-TERMS = ("viscous", "coulomb", "armature", "bearing")
+TERMS = ("viscous", "coulomb", "armature", "bearing", "load")
+LOADS = ("radial", "bending", "axial", "transmitted")
+"""The load columns of the ``"load"`` term, in their order per joint (the module says which is which)."""
 
 
 def friction_terms(friction) -> tuple:
@@ -58,8 +88,32 @@ def _bearing_geometry(bearing, model):
     return bearing
 
 
-def friction_columns(model, q, qd, qdd, terms, bearing=None, nominal=None, smoothing: float = 0.0):
-    """Columns (N, n, F) and their names (F,) of the friction ``terms`` for states (N, n)."""
+def load_magnitudes(model, loads, q, qd, qdd) -> dict:
+    """{kind: (N, n)} for each of :data:`LOADS`: the magnitudes of the loads on the joints of
+    ``model`` at the states (N, n), from the joint reaction wrenches of the rigid-body model
+    ``loads`` (Newton-Euler's backward pass, ``joint_wrenches``; N and N·m): radial |a × f|,
+    bending |a × n|, axial |a · f| (0 at a prismatic joint) and transmitted |a · n| (a
+    prismatic joint: |a · f|), a the joint axis (unit, joint frame)."""
+    from ..backends import get_backend
+
+    if getattr(loads, "joint_names", None) != model.joint_names:
+        raise InputError(f"loads must be a robot model of {model.name!r} with its joints "
+                         f"({', '.join(model.joint_names)}) whose joint wrenches load them, got {loads!r:.80}")
+    N, n = q.shape
+    f, moment = get_backend("newton_euler", loads).joint_wrenches(q, qd, qdd)
+    f, moment = f.reshape(N, n, 3), moment.reshape(N, n, 3)
+    axes = np.asarray(model.axes, dtype=float)[None]
+    along_f, along_n = np.sum(axes * f, axis=-1), np.sum(axes * moment, axis=-1)
+    revolute = model.is_revolute[None, :]
+    return {"radial": np.linalg.norm(np.cross(axes, f), axis=-1),
+            "bending": np.linalg.norm(np.cross(axes, moment), axis=-1),
+            "axial": np.where(revolute, np.abs(along_f), 0.0),
+            "transmitted": np.abs(np.where(revolute, along_n, along_f))}
+
+
+def friction_columns(model, q, qd, qdd, terms, bearing=None, nominal=None, smoothing: float = 0.0, loads=None):
+    """Columns (N, n, F) and their names (F,) of the friction ``terms`` for states (N, n);
+    ``loads``: the rigid-body model whose joint wrenches load the ``"load"`` columns."""
     N, n = q.shape
     columns, names = [], []
     s = direction(qd, smoothing)
@@ -99,6 +153,19 @@ def friction_columns(model, q, qd, qdd, terms, bearing=None, nominal=None, smoot
                 column[:, j] = s[:, j] * magnitude[:, j]
                 columns.append(column)
                 names.append(f"mu_{joints[j]}")
+    if "load" in terms:
+        if loads is None:
+            raise InputError("friction term 'load' needs the robot model whose joint reaction wrenches load the joints: "
+                             "loads=RobotModel (identify computes it from a first pass when not given)")
+        magnitude = load_magnitudes(model, loads, q, qd, qdd)
+        for j in range(n):
+            for kind in LOADS:
+                if kind == "axial" and not model.is_revolute[j]:
+                    continue
+                column = np.zeros((N, n))
+                column[:, j] = s[:, j] * magnitude[kind][:, j]
+                columns.append(column)
+                names.append(f"{kind}_{joints[j]}")
     if not columns:
         return np.zeros((N, n, 0)), ()
     return np.stack(columns, axis=-1), tuple(names)

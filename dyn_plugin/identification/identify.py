@@ -55,6 +55,8 @@ class IdentificationResult:
     method : "least squares" or "physical"; solver : the conic solver of ``physical``
     residual_cost : ``physical``: the relative increase of the weighted residual over the
         best consistent fit that pulling the unidentifiable parameters to nominal cost (:mod:`.physical`)
+    loads : the rigid-body model whose joint wrenches load the ``"load"`` columns (None
+        without them); loads_from : "given" or how the first pass found it
     """
 
     model_name: str
@@ -77,6 +79,8 @@ class IdentificationResult:
     solver: str = ""
     residual_cost: float = 0.0
     _model: object = dataclasses.field(repr=False, default=None)
+    loads: object = dataclasses.field(repr=False, default=None)
+    loads_from: str = ""
 
     @property
     def inertial(self) -> np.ndarray:
@@ -126,7 +130,8 @@ class IdentificationResult:
                 "consistency": self.consistency, "method": self.method, "solver": self.solver,
                 "residual_cost": self.residual_cost,
                 "standard": {"names": list(self.base.names), "values": self.standard.ravel().tolist()},
-                "distance_to_nominal": self.distance_to_nominal}
+                "distance_to_nominal": self.distance_to_nominal,
+                **({"loads_from": self.loads_from} if self.loads is not None else {})}
 
     def report(self) -> str:
         lines = [f"identification of {self.model_name!r}: {self.base.rank} base inertial + "
@@ -151,6 +156,8 @@ class IdentificationResult:
             lines.append("distance to nominal (relative Frobenius, scaled pseudo-inertia): total "
                          f"{self.distance_to_nominal['total']:.3g}; "
                          + ", ".join(f"{link} {self.distance_to_nominal[link]:.3g}" for link in self.link_names))
+        if self.loads is not None:
+            lines.append(f"load columns: joint wrenches of {self.loads_from}")
         lines.append("base parameters (regrouping):")
         lines += ["  " + line for line in self.base.formulas(4)]
         return "\n".join(lines)
@@ -181,7 +188,7 @@ def _states(model, q, qd, qdd, tau, dt):
 def identify(model, q, qd=None, qdd=None, tau=None, *, friction=("viscous", "coulomb"), bearing=None,
              nominal=None, smoothing: float = 0.0, dt: Optional[float] = None, weighted: bool = True,
              bounded: bool = True, tolerance: float = DEFAULT_TOLERANCE,
-             max_condition: float = MAX_CONDITION, physical: bool = False) -> IdentificationResult:
+             max_condition: float = MAX_CONDITION, physical: bool = False, loads=None) -> IdentificationResult:
     """Fit the base inertial parameters and the friction parameters of ``model`` to a
     recorded trajectory by (weighted, bounded) least squares.
 
@@ -189,8 +196,8 @@ def identify(model, q, qd=None, qdd=None, tau=None, *, friction=("viscous", "cou
         qd and qdd may be None with ``dt`` (s): then they are central differences of q
         (filter q first).
     friction : the friction terms to identify (see :mod:`dyn_plugin.identification.friction`):
-        a sequence or comma-separated string of "viscous", "coulomb", "armature", "bearing";
-        True = viscous + coulomb; None = rigid body only.
+        a sequence or comma-separated string of "viscous", "coulomb", "armature", "bearing",
+        "load"; True = viscous + coulomb; None = rigid body only.
     bearing : the bearing geometry for "bearing" (a FrictionModel or BearingFriction; its μ
         is ignored); nominal : the rigid-body model giving the joint reaction wrenches of the
         load-dependent bearing term, the reference of the consistency check and the parameters
@@ -202,24 +209,31 @@ def identify(model, q, qd=None, qdd=None, tau=None, *, friction=("viscous", "cou
     physical : fit the standard parameters under the rigid-body constraints, nearest the
         nominal ones (:mod:`.physical`; the same weights); std_errors are then those of the
         unconstrained problem at the estimate.
+    loads : for "load", the rigid-body model (same joints) whose joint reaction wrenches load
+        the joints; None: two passes, the first without "load" (least squares, or physical if
+        asked or if the least-squares completion is not a rigid body), its identified robot
+        (``to_model()``) loads the second.
     """
     model.require_fixed_joint_space("identification")
     if tau is None:
         raise InputError("identify needs the measured torques tau (N, n)")
     q, qd, qdd, tau = _states(model, q, qd, qdd, tau, dt)
     terms = friction_terms(friction)
+    options = dict(bearing=bearing, nominal=nominal, smoothing=smoothing, weighted=weighted, bounded=bounded,
+                   tolerance=tolerance, max_condition=max_condition)
+    loads, loads_from = _loads(model, (q, qd, qdd, tau), terms, physical, loads, options)
     nominal = model if nominal is None else nominal
     base = base_parameters(model, tolerance=tolerance)
 
     def columns(q_, qd_, qdd_):
         (q_, qd_, qdd_), _ = batch_args(model.n, model.joint_names, q=q_, qd=qd_, qdd=qdd_)
         Y = base.regressor(joint_torque_regressor(model, q_, qd_, qdd_))
-        F, _ = friction_columns(model, q_, qd_, qdd_, terms, bearing, nominal, smoothing)
+        F, _ = friction_columns(model, q_, qd_, qdd_, terms, bearing, nominal, smoothing, loads)
         return np.concatenate([Y, F], axis=-1)
 
     N, n = q.shape
     A = columns(q, qd, qdd)
-    _, friction_names = friction_columns(model, q[:1], qd[:1], qdd[:1], terms, bearing, nominal, smoothing)
+    _, friction_names = friction_columns(model, q[:1], qd[:1], qdd[:1], terms, bearing, nominal, smoothing, loads)
     names = base.base_names + friction_names
     p = len(names)
     if N * n <= p:
@@ -283,7 +297,23 @@ def identify(model, q, qd=None, qdd=None, tau=None, *, friction=("viscous", "cou
                                 at_bound, theta, consistency, model.link_names, columns, distance,
                                 "physical" if physical else "least squares", found.solver if found else "",
                                 found.residual[1] / found.residual[0] - 1.0 if found and found.residual[0] else 0.0,
-                                model)
+                                model, loads, loads_from)
+
+
+def _loads(model, states, terms, physical, loads, options) -> tuple:
+    """(the model whose joint wrenches load the "load" columns, where it came from):
+    ``loads`` as given, or the identified robot of a first pass without "load" (least
+    squares if its completion is a rigid body, else physical: its ``to_model()``)."""
+    if "load" not in terms:
+        return None, ""
+    if loads is not None:
+        return loads, "the given model"
+    rest = tuple(term for term in terms if term != "load")
+    first = identify(model, *states, friction=rest, physical=physical, **options)
+    if not all(first.consistency.values()):
+        first = identify(model, *states, friction=rest, physical=True, **options)
+    how = "physical fit" if first.method == "physical" else "least-squares completion"
+    return first.to_model(), f"the first pass's identified robot ({how}, friction: {', '.join(rest) or 'none'})"
 
 
 def _check_excitation(Aw, norms, names, max_condition) -> float:
