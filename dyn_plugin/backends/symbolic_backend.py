@@ -20,6 +20,11 @@ function the backend serves from the file (τ and M; with numba also the bias, t
 forward dynamics and the single-state kernels) with the reference recursion; a cached
 file that fails it is regenerated, a freshly generated one raises
 :class:`~dyn_plugin.errors.BackendError`.
+
+Generating and compiling a new robot's code takes a while (numba: 15-60 s for 2-6 joints
+on 2 cores, up to 15 s for a single function): each step is an INFO message of the
+``dyn_plugin`` logger (:mod:`logging`; shown by ``dyn-plugin``, quiet in a library call),
+and numba announces each function it compiles (dyn_plugin/tools/activity.py).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
+import logging
 import os
 import re
 import sys
@@ -48,6 +54,7 @@ from .ours import SingleStateFastPath
 
 LANGS = ("python", "numba")
 SELF_CHECK_RTOL = 1e-9
+_log = logging.getLogger(__name__)
 
 
 def cache_dir() -> Path:
@@ -212,12 +219,15 @@ def load_generated(model, lang: str = "python", directory: Optional[Path] = None
             return module, path, True
         except _StaleCache:
             pass
+    _log.info("generating %s code for robot %r (none in the cache %s)", lang, model.name, directory)
     generated = codegen.generate(model, lang, mass_matrix=True)
     try:
         _write_atomically(path, _sign(generated.source, key))
     except OSError as exc:
         raise BackendError(f"symbolic backend: cannot write the generated code to {path} ({exc}); "
                            "set DYN_PLUGIN_CACHE to a writable directory") from None
+    _log.info("%s the code generated for robot %r against the Newton-Euler recursion", "compiling (numba) and checking"
+              if lang == "numba" else "checking", model.name)
     try:
         module = _import_file(path, key, lang)
         _self_check(module, model, lang)

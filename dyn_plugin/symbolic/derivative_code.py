@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import sys
 import types
 from pathlib import Path
@@ -49,6 +50,8 @@ from .emit import (_AS_STATES, _IMPORT_INPUT_ERROR, LANGS, _counts_text, _emit_c
 from .graph import Graph
 from .recursion import _id_program, _Program
 from .version import GENERATOR_VERSION, model_key
+
+_log = logging.getLogger(__name__)
 
 DERIVATIVE_VERSION = "2"      # bump when the derivative code changes (part of its key)
 STACKED = "inverse_dynamics_derivatives_stacked"
@@ -213,7 +216,9 @@ def _import_cached(code: DerivativeCode, directory: Optional[Path] = None) -> ty
     path = directory / sb.cache_file_name(code.robot, "numba_derivatives", code.key)
     try:
         source = sb._verified_source(path, code.key)
+        _log.debug("loading the derivative code of robot %r from %s", code.robot, path)
     except sb._StaleCache:
+        _log.info("compiling (numba) the derivative code generated for robot %r", code.robot)
         sb._write_atomically(path, sb._sign(code.source, code.key))
         source = sb._verified_source(path, code.key)
     module = types.ModuleType(sb._module_name(path))
@@ -229,6 +234,7 @@ def derivative_code(model, lang: str = "python", regroup: bool = True) -> Deriva
     :func:`~dyn_plugin.symbolic.emit.generate`."""
     if lang not in LANGS:
         raise ValueError(f"lang must be one of {LANGS}, got {lang!r}")
+    _log.debug("generating the derivative code of robot %r (%s)", model.name, lang)
     links, base_acc = prepare(model, regroup)
     tau, program = _derivative_program(Graph(), links, base_acc)
     counts, tau_counts = program.counts(), tau.counts()

@@ -42,6 +42,7 @@ Units are SI: rad, rad/s, rad/s² or m, m/s, m/s²; τ in N·m or N; M in kg·m�
 from __future__ import annotations
 
 import dataclasses
+import logging
 import re
 from typing import Optional
 
@@ -51,6 +52,8 @@ from .customise import prepare
 from .graph import Graph
 from .recursion import _bias_and_mass_program, _id_program, _mass_matrix_program, _Program
 from .version import GENERATOR_VERSION, model_key
+
+_log = logging.getLogger(__name__)   # DEBUG: the steps of generate (shown by dyn-plugin's heartbeat)
 
 LANGS = ("python", "numba", "c")
 
@@ -475,9 +478,13 @@ def generate(model, lang: str = "python", *, mass_matrix: bool = False,
     """
     if lang not in LANGS:
         raise ValueError(f"lang must be one of {LANGS}, got {lang!r}")
+    _log.debug("generating %s code for robot %r: customising the model", lang, model.name)
     links, base_acc = prepare(model, regroup)
     g = Graph()
+    _log.debug("generating %s code for robot %r: inverse dynamics", lang, model.name)
     id_program = _id_program(g, links, base_acc)
+    if mass_matrix:
+        _log.debug("generating %s code for robot %r: mass matrix", lang, model.name)
     mm_program = _mass_matrix_program(Graph(), links) if mass_matrix else None
     counts = id_program.counts()
     mm_counts = mm_program.counts() if mm_program else None
@@ -506,6 +513,7 @@ def generate(model, lang: str = "python", *, mass_matrix: bool = False,
         parts += _numba_function("inverse_dynamics", id_program, ["q", "qd", "qdd"], [("tau", n)], n, "q.shape")
         if mm_program:
             functions.update(mass_matrix="mass_matrix", forward_dynamics="forward_dynamics", bias_forces="bias_forces")
+            _log.debug("generating numba code for robot %r: bias and mass matrix (forward dynamics)", model.name)
             fd_program = _bias_and_mass_program(Graph(), links, base_acc)
             parts += _numba_function("mass_matrix", mm_program, ["q"], [("M", n * n)], n, f"(q.shape[0], {n}, {n})")
             parts += _numba_function("bias_and_mass", fd_program, ["q", "qd"], [("bias", n), ("M", n * n)], n)

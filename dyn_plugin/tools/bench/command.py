@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 
+from ..activity import activity
 from ..machine import keep_freed_memory
 from .operations import DEFAULT_BACKENDS, DEFAULT_SIZES, OPS, QUICK_SIZES, REFERENCE_KINDS
 from .runner import resolve, run_bench
@@ -101,25 +101,10 @@ def run(args: argparse.Namespace, console=None) -> int:
     resolve(args.robot, args.backend, args.op, sizes, args.against, repeat, workers, lock)  # fail before any timing
 
     allocator = "default" if args.fresh_memory else keep_freed_memory()
-    err = Console(stderr=True)
     kwargs = dict(robots=args.robot, backends=args.backend, ops=args.op, sizes=sizes, against=args.against,
                   repeat=repeat, seed=args.seed, threads=args.threads, target=target, workers=workers, lock=lock)
-    if err.is_terminal:
-        from rich.progress import Progress
-
-        with Progress(console=err, transient=True) as bar:
-            task = bar.add_task("bench", total=None)
-            result = run_bench(**kwargs, progress=lambda label, done, total: bar.update(
-                task, completed=done, total=total, description=label))
-    else:  # logs: one line per robot and operation
-        seen = set()
-
-        def lines(label, done, total):
-            key = tuple(label.split()[:2])
-            if key not in seen:
-                seen.add(key)
-                print(f"bench: {key[0]} {key[1]} ({done}/{total} measurements done)", file=sys.stderr, flush=True)
-        result = run_bench(**kwargs, progress=lines)
+    with activity("bench") as shown:
+        result = run_bench(**kwargs, progress=_progress(shown))
 
     result.environment["allocator"] = allocator
     if args.json:
@@ -137,6 +122,21 @@ def run(args: argparse.Namespace, console=None) -> int:
                           f"N = 1 and {TARGET_BATCH:,})")
         console.print(f"total wall time {time.perf_counter() - start:.1f} s")
     return exit_code(targets, args.check)
+
+
+def _progress(shown):
+    """``progress(label, done, total)`` of :func:`.runner.run_bench` shown by
+    :mod:`dyn_plugin.tools.activity`: on a terminal a bar of the measurements, in a log a
+    line per robot and operation; each measurement's label is the heartbeat's step."""
+    seen = set()
+
+    def report(label: str, done: int, total: int) -> None:
+        key = tuple(label.split()[:2])
+        shown.fraction(done, total)
+        shown.step(f"{key[0]} {key[1]} ({done}/{total} measurements done)" if key not in seen
+                   else f"measuring {label}", shown=key not in seen)
+        seen.add(key)
+    return report
 
 
 def exit_code(targets: list, check: bool) -> int:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from rich.text import Text
 from ...errors import InputError, arguments_spelled
 from .. import validation
 from ..output import console as _console
-from ..output import one_line, write_or_print
+from ..output import write_or_print
 from ..reporting import floor_verdict
 from .common import EXIT_FAILED, EXIT_OK, LOCAL_CLUSTER, suite_spelling
 from .robot import load_model, lock_of
@@ -27,24 +26,13 @@ __all__ = ["COMMANDS", "LITERATURE_COUNTS"]
 
 @contextlib.contextmanager
 def _progress(total: int):
-    """``callback(label)`` for each of ``total`` steps done: a progress bar on a terminal,
-    otherwise one line per step, on stderr."""
-    from rich.console import Console
-    from rich.progress import Progress
+    """``callback(label)`` for each of ``total`` steps done, and meanwhile what is being
+    compiled or generated, at least every few seconds (:mod:`dyn_plugin.tools.activity`):
+    a progress display on a terminal, otherwise lines on stderr."""
+    from ..activity import activity
 
-    err = Console(stderr=True, emoji=False)
-    if err.is_terminal:
-        with Progress(console=err, transient=True) as bar:
-            task = bar.add_task("validating", total=total)
-            yield lambda label: bar.update(task, advance=1, description=escape(label))
-        return
-    start, done = time.perf_counter(), []
-
-    def report(label: str) -> None:
-        done.append(label)
-        print(f"validate: {len(done)}/{total} done, {one_line(label)} ({time.perf_counter() - start:.0f} s)",
-              file=sys.stderr, flush=True)
-    yield report
+    with activity("validate") as shown:
+        yield shown.counter(total, "validating")
 
 
 def _announce_compilation(command: str, backends) -> None:
