@@ -477,5 +477,12 @@ def _identify(args) -> int:
     return command(args)
 
 
-COMMANDS = {"identify": _identify, "validate": _validate, "friction": _friction, "dataset": _dataset, "robots": _robots, "backends": _backends,
+def _fit_friction(args) -> int:
+    """``fit-friction FILE --law LAW ... [--test FILE ...]``: :mod:`.fit_friction`."""
+    from .fit_friction import command
+
+    return command(args)
+
+
+COMMANDS = {"identify": _identify, "fit-friction": _fit_friction, "validate": _validate, "friction": _friction, "dataset": _dataset, "robots": _robots, "backends": _backends,
             "info": _info, "bench": _bench, "codegen": _codegen, "equations": _equations, "schedule": _schedule}

@@ -13,6 +13,7 @@ from ..bench.command import add_arguments as bench_arguments
 from ..machine import installed_versions
 from ..output import one_line
 from .common import EXIT_CODES, EXIT_USAGE, LOCAL_CLUSTER
+from .fit_friction import add_arguments as fit_friction_arguments
 from .robot import add_lock_argument
 
 __all__ = ["build_parser"]
@@ -126,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     _schedule_arguments(add("schedule", "static multiprocessor schedules of the Newton-Euler subtasks (Dhanaraj ch. 4)"))
 
     _identify_arguments(add("identify", "fit base inertial and friction parameters to a recorded trajectory"))
+    fit_friction_arguments(add("fit-friction", "fit friction laws (Coulomb-viscous ... LuGre) to one joint's measured friction, score them on other files"))
 
     eq = add("equations", "closed-form M, B, C, G (ROBMAT's configuration-space form)")
     eq.add_argument("robot", metavar="NAME_OR_URDF")
