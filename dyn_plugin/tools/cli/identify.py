@@ -46,7 +46,8 @@ def _from_log(args, model, terms) -> int:
 
     if "bearing" in terms:
         raise InputError("--friction bearing needs the joint wrenches of a nominal model and a bearing geometry; "
-                         "with --log identify viscous, coulomb or armature")
+                         "with --log identify viscous, coulomb, armature or load (load-dependent friction from the "
+                         "joint wrenches of a first fit, no geometry needed)")
     raw = load_log(args.log)
     if raw["q"].ndim == 2 and raw["q"].shape[1] != model.n:
         raise InputError(f"--log {args.log}: q has {raw['q'].shape[1]} columns and {model.name!r} has {model.n} "
@@ -113,7 +114,7 @@ def _check_enough(args, model, terms, samples: int) -> None:
     from ...identification import base_parameters, friction_columns
 
     still = np.zeros((1, model.n))
-    parameters = base_parameters(model).rank + len(friction_columns(model, still, still, still, terms)[1])
+    parameters = base_parameters(model).rank + len(friction_columns(model, still, still, still, terms, loads=model)[1])
     if samples * model.n <= parameters:
         raise InputError(f"--log {args.log}: the fit part has {samples} samples x {model.n} joints = "
                          f"{samples * model.n} equations for {parameters} parameters; record a longer log, "

@@ -230,7 +230,8 @@ def _identify_arguments(ident) -> None:
                              "(Dhanaraj's bearings and breakaway + viscous for the PUMA-560) and --noise")
     ident.add_argument("--friction", default="viscous,coulomb", metavar="TERMS",
                        help="friction terms to identify, comma-separated: viscous, coulomb, armature, bearing, "
-                            "or none (bearing: the geometry from the robot's bundled 'dhanaraj' friction profile)")
+                            "load, or none (bearing: the geometry from the robot's bundled 'dhanaraj' friction profile; "
+                            "load: radial, bending, axial and transmitted loads of the joint wrenches of a first fit)")
     ident.add_argument("--noise", type=_number, default=0.01,
                        help="--simulate: torque noise as a fraction of each joint's RMS torque")
     ident.add_argument("--samples", type=_count(20), default=300, help="--simulate: number of samples")
