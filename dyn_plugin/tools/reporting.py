@@ -9,6 +9,7 @@ import numpy as np
 
 from ..backends.registry import backends as registered_backends
 from .machine import installed_versions
+from .bristle_validation import BRISTLES
 from .validation import DERIVATIVES, QUANTITIES, STEPPING, Report
 
 __all__ = ["REFERENCE_STYLES", "TOLERANCE_STYLE", "ZERO_FLOOR", "floor_verdict", "histogram_figure", "markdown_report",
@@ -19,7 +20,7 @@ def _describe(quantity: str) -> str:
     for group in (QUANTITIES, DERIVATIVES):
         if quantity in group:
             return group[quantity][1]
-    return STEPPING[quantity]
+    return {**STEPPING, **BRISTLES}[quantity]
 
 
 def markdown_report(report: Report) -> str:
@@ -48,9 +49,11 @@ def markdown_report(report: Report) -> str:
         "|---|---|",
     ]
     lines += [f"| `{q}` | {_describe(q)} |" for q in suite.quantities]
-    for reference in suite.references:
+    # the suite's references, then those of checks against physical oracles (bristle_validation)
+    for reference in dict.fromkeys([*suite.references, *(c.reference for c in report.comparisons)]):
         rows = [c for c in report.comparisons if c.reference == reference]
-        quantities = [q for q in suite.quantities if any(c.quantity == q for c in rows)]
+        quantities = list(dict.fromkeys([*(q for q in suite.quantities if any(c.quantity == q for c in rows)),
+                                         *(c.quantity for c in rows)]))
         lines += ["", f"## Against {reference}", "", "| robot | backend | " + " | ".join(quantities) + " |",
                   "|---|---|" + "---:|" * len(quantities)]
         for key in dict.fromkeys((c.robot, c.backend) for c in rows):

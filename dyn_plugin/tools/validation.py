@@ -36,6 +36,7 @@ from ..datafile import read_toml
 from ..errors import BackendError, DynPluginError, ModelError, argument, arguments_spelled
 from ..robots import load_robot
 from ..sampling import States, random_states
+from .bristle_validation import BRISTLES
 
 __all__ = ["CHUNK", "DERIVATIVES", "KEPT_SETUPS", "MAX_SAMPLES", "MAX_STEPS", "QUANTITIES", "SETTINGS", "STEPPING", "STIFFNESS",
            "TRAJECTORIES", "Comparison", "Report", "Suite", "Task", "bullet_diagonalize", "chunk_states",
@@ -233,7 +234,7 @@ class Suite:
             names = getattr(self, key)
             if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
                 raise DynPluginError(f"{argument(key)} must be a non-empty list of names{besides}, got {names!r}")
-        known = [*QUANTITIES, *DERIVATIVES, *STEPPING]
+        known = [*QUANTITIES, *DERIVATIVES, *STEPPING, *BRISTLES]
         unknown = [q for q in self.quantities if q not in known]
         if unknown:
             raise DynPluginError(f"{argument('quantities')}: unknown {', '.join(map(repr, unknown))}; known: "
@@ -503,10 +504,14 @@ class Report:
 CHUNK = 250
 
 
+BRISTLE_CHUNK = -2     # the Task.chunk of a robot's dynamic-friction checks
+
+
 @dataclasses.dataclass(frozen=True)
 class Task:
     """One unit of a validation run: ``count`` of ``robot``'s states from ``start`` (chunk
-    ``chunk``), or (chunk -1) its trajectories, which start from its first state."""
+    ``chunk``), or (chunk -1) its trajectories, which start from its first state, or (chunk
+    -2) its dynamic-friction checks (:mod:`.bristle_validation`), from the same state."""
 
     robot: str
     chunk: int
@@ -515,6 +520,8 @@ class Task:
 
     @property
     def label(self) -> str:
+        if self.chunk == BRISTLE_CHUNK:
+            return f"{self.robot} / dynamic friction"
         if self.chunk < 0:
             return f"{self.robot} / trajectories"
         return f"{self.robot} / states {self.start + 1}-{self.start + self.count}"
@@ -528,6 +535,7 @@ def tasks(suite: Suite) -> list:
         out += [Task(robot, c, start, min(CHUNK, suite.samples - start))
                 for c, start in enumerate(range(0, suite.samples, CHUNK))]
         out += [Task(robot, -1)] if trajectories else []
+        out += [Task(robot, BRISTLE_CHUNK)] if any(q in BRISTLES for q in suite.quantities) else []
     return out
 
 
@@ -579,6 +587,12 @@ def _run_on_dask(plan: list, suite: Suite, progress, client) -> list:
 
 def run_task(task: Task, suite: Suite) -> list:
     """The comparisons of one task (on a worker, or here)."""
+    if task.chunk == BRISTLE_CHUNK:                  # no references to set up: physical oracles
+        from . import bristle_validation
+
+        model = suite.model(task.robot)
+        first = chunk_states(model, suite.seed, Task(task.robot, 0, 0, min(CHUNK, suite.samples)))
+        return bristle_validation.comparisons(suite, model, suite.backends, first.q[0], first.qd[0])
     setup = _setup(suite, task.robot)
     if task.chunk < 0:
         return _trajectory_comparisons(suite, setup)

@@ -165,7 +165,7 @@ def _validate_arguments(val) -> None:
     val.add_argument("--robot", nargs="+", metavar="NAME_OR_URDF", help=from_suite("robots", suite.robots))
     val.add_argument("--backend", nargs="+", metavar="NAME", help=from_suite("backends to check", suite.backends))
     val.add_argument("--against", nargs="+", metavar="REF", help=from_suite("references", suite.references))
-    quantities = [*validation.QUANTITIES, *validation.DERIVATIVES, *validation.STEPPING]
+    quantities = [*validation.QUANTITIES, *validation.DERIVATIVES, *validation.STEPPING, *validation.BRISTLES]
     shown = "all" if suite.quantities == quantities else " ".join(suite.quantities)
     val.add_argument("--quantity", nargs="+", metavar="Q", choices=quantities,
                      help=f"quantities: {' '.join(quantities)} (default: the suite's; {shown} in the default suite)")
