@@ -1,0 +1,304 @@
+"""Friction laws and their fitting (dyn_plugin/friction/laws.py, fitting.py, the fit-friction verb).
+
+Each law against its printed formula at chosen points (Olsson et al. 1998 §2; Schilling
+eq. 6-3-3; Canudas de Wit et al. 1995 eqs. (2)-(5); Gaz et al. 2019; Dahl 1968 and the
+closed form of its transient after a reversal at constant speed); fits recovering known
+parameters from noise-free data, at 1 rad/s and at ±0.01 rad/s with 10 N·m; the measured
+Franka joint 2 (tests/data/franka_joint2_*_every10.npz, README there) against the models
+its authors published; bad inputs; the CLI end to end.
+"""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import dyn_plugin as dp
+from dyn_plugin.errors import InputError
+from dyn_plugin.friction import laws
+
+DATA = "tests/data/franka_joint2_{}_every10.npz"
+RUNS = ("slow", "middle", "high")
+
+# Gaz et al. 2019 (shared/data/README.md): φ1 N·m, φ2 s/rad, φ3 rad/s of the Panda's joints 1..7
+GAZ = dict(phi1=[0.54615, 0.87224, 0.64068, 1.2794, 0.83904, 0.30301, 0.56489],
+           phi2=[5.1181, 9.0657, 10.136, 5.5903, 8.3469, 17.133, 10.336],
+           phi3=[0.039533, 0.025882, -0.04607, 0.036194, 0.026226, -0.021047, 0.0035526])
+
+
+def torque(law, qd, t=None, **params):
+    return laws.evaluate(laws.LAWS[law], params, np.asarray(qd, dtype=float), None if t is None else np.asarray(t))
+
+
+def rms(a, b):
+    with np.errstate(over="ignore"):             # the published LuGre diverges on the high run (inf)
+        return float(np.sqrt(np.mean((np.asarray(a) - np.asarray(b)) ** 2)))
+
+
+# -- the laws against their formulas ---------------------------------------------------------
+
+def test_coulomb_viscous_is_its_formula():
+    got = torque("coulomb_viscous", [-2.0, -0.1, 0.0, 0.4], coulomb=0.3, viscous=0.5)
+    np.testing.assert_allclose(got, [-0.3 - 1.0, -0.3 - 0.05, 0.0, 0.3 + 0.2], rtol=1e-15, atol=0)
+
+
+def test_schilling_and_stribeck_are_their_formulas():
+    p = dict(coulomb=0.3, static=0.5, stribeck_velocity=0.02, viscous=0.7)
+    for v in (-0.5, -0.03, -0.001, 0.002, 0.02, 0.9):
+        s = math.copysign(1.0, v)
+        schilling = 0.7 * v + s * (0.3 + 0.2 * math.exp(-abs(v) / 0.02))        # Schilling eq. 6-3-3
+        stribeck = s * (0.3 + 0.2 * math.exp(-(v / 0.02) ** 2)) + 0.7 * v        # LuGre eq. (5)
+        assert torque("schilling", [v], **p)[0] == pytest.approx(schilling, rel=1e-14)
+        assert torque("stribeck", [v], **p)[0] == pytest.approx(stribeck, rel=1e-14)
+    assert torque("schilling", [0.0], **p)[0] == 0.0 and torque("stribeck", [0.0], **p)[0] == 0.0
+
+
+@pytest.mark.parametrize("joint", range(7))
+def test_sigmoid_with_gaz_parameters_has_the_published_shape(joint):
+    phi1, phi2, phi3 = (GAZ[k][joint] for k in ("phi1", "phi2", "phi3"))
+    p = dict(phi1=phi1, phi2=phi2, phi3=phi3)
+    assert torque("sigmoid", [0.0], **p)[0] == 0.0                                  # zero at rest by construction
+    for v in (-1.5, -0.2, 0.05, 0.7):
+        printed = phi1 / (1 + math.exp(-phi2 * (v + phi3))) - phi1 / (1 + math.exp(-phi2 * phi3))
+        assert torque("sigmoid", [v], **p)[0] == pytest.approx(printed, rel=1e-13, abs=1e-15)
+    sigma = 1 / (1 + math.exp(-phi2 * phi3))
+    ends = torque("sigmoid", [-1e3, 1e3], **p)
+    np.testing.assert_allclose(ends, [-phi1 * sigma, phi1 * (1 - sigma)], rtol=1e-13)    # its two asymptotes
+    assert np.all(np.diff(torque("sigmoid", np.linspace(-3, 3, 2001), **p)) >= 0)   # never decreasing,
+    assert np.all(np.diff(torque("sigmoid", np.linspace(-0.5, 0.5, 2001), **p)) > 0)  # increasing before saturation
+    slope = (torque("sigmoid", [1e-6], **p)[0] - torque("sigmoid", [-1e-6], **p)[0]) / 2e-6
+    assert slope == pytest.approx(phi1 * phi2 * sigma * (1 - sigma), rel=1e-8)      # logistic slope at 0
+
+
+def reversal(speed, samples=400, step=1e-3):
+    """q̇ = +speed at the first sample, −speed after it, uniform steps: the first step's held
+    velocity is 0 (no motion), then the displacement since the reversal is x_k = speed (t_k − t_1)."""
+    t = np.arange(samples) * step
+    qd = np.full(samples, -speed)
+    qd[0] = speed
+    return t, qd, speed * (t - t[1])
+
+
+def test_dahl_after_a_reversal_is_its_closed_form_and_rate_independent():
+    fc, s0, fv = 0.4, 300.0, 0.2
+    for speed in (0.05, 0.5):
+        t, qd, x = reversal(speed)
+        got = torque("dahl", qd, t, coulomb=fc, sigma0=s0, viscous=fv)
+        # dF/dx = σ0 (1 + F/F_C) going backwards from F = +F_C: F = −F_C + 2 F_C exp(−σ0 x / F_C)
+        closed = -fc + 2 * fc * np.exp(-s0 * x / fc) - fv * speed
+        assert got[0] == pytest.approx(fc + fv * speed, rel=1e-14)                 # steady state of sample 0
+        np.testing.assert_allclose(got[1:], closed[1:], rtol=1e-12, atol=1e-14)
+
+
+def test_lugre_after_a_reversal_is_its_closed_form():
+    p = dict(coulomb=0.3, static=0.5, stribeck_velocity=0.04, sigma0=800.0, sigma1=2.0, viscous=0.1)
+    speed = 0.03
+    t, qd, x = reversal(speed)
+    g = 0.3 + 0.2 * math.exp(-(speed / 0.04) ** 2)          # eq. (4), even in v
+    z_ss = g / 800.0
+    z = -z_ss + 2 * z_ss * np.exp(-x / z_ss)               # ż = −|v| (1 + z / z_ss) from z = +z_ss
+    zdot = -speed * (1 + z / z_ss)
+    closed = 800.0 * z + 2.0 * zdot - 0.1 * speed            # eq. (3)
+    got = torque("lugre", qd, t, **p)
+    np.testing.assert_allclose(got[1:], closed[1:], rtol=1e-11, atol=1e-13)
+    steady = torque("lugre", np.full(50, speed), np.arange(50) * 0.01, **p)
+    np.testing.assert_allclose(steady, torque("stribeck", np.full(50, speed), **p), rtol=1e-14)  # eq. (5)
+
+
+def test_affine_scan_is_the_recursion():
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=1000), rng.uniform(0, 1, 1000)
+    z = [0.7]
+    for k in range(1000):
+        z.append(a[k] + b[k] * z[-1])
+    np.testing.assert_allclose(laws.affine_scan(a, b, 0.7), z, rtol=1e-12, atol=1e-14)
+
+
+# -- fitting recovers known parameters ---------------------------------------------------------
+
+TRUE = {"coulomb_viscous": dict(coulomb=0.4, viscous=0.8),
+        "schilling": dict(coulomb=0.4, static=0.6, stribeck_velocity=0.05, viscous=0.8),
+        "stribeck": dict(coulomb=0.4, static=0.6, stribeck_velocity=0.05, viscous=0.8),
+        "sigmoid": dict(phi1=0.87224, phi2=9.0657, phi3=0.025882),
+        "dahl": dict(coulomb=0.4, sigma0=200.0, viscous=0.8),
+        "lugre": dict(coulomb=0.4, static=0.6, stribeck_velocity=0.05, sigma0=200.0, sigma1=0.5, viscous=0.8)}
+# how each parameter scales with the velocity scale V and the torque scale T
+DIMENSION = {"coulomb": (1, 0), "static": (1, 0), "viscous": (1, -1), "stribeck_velocity": (0, 1),
+             "sigma0": (1, -1), "sigma1": (1, -1), "phi1": (1, 0), "phi2": (0, -1), "phi3": (0, 1)}
+
+
+def excitation(speed, samples=1200):
+    """Three tones through zero velocity many times, irregular stamps (s)."""
+    rng = np.random.default_rng(0)
+    t = np.cumsum(rng.uniform(0.5, 1.5, samples)) * 0.02
+    qd = speed * (0.6 * np.sin(2 * np.pi * 0.1 * t) + 0.3 * np.sin(2 * np.pi * 0.37 * t + 1)
+                  + 0.1 * np.sin(2 * np.pi * 1.3 * t))
+    return t, qd
+
+
+@pytest.mark.parametrize("law", dp.FRICTION_LAWS)
+@pytest.mark.parametrize("speed, torque_scale", [(1.0, 1.0), (0.01, 16.0)])   # the second: ±0.01 rad/s, ~10 N·m
+def test_fit_recovers_noise_free_parameters(law, speed, torque_scale):
+    true = {k: v * torque_scale ** DIMENSION[k][0] * speed ** DIMENSION[k][1] for k, v in TRUE[law].items()}
+    t, qd = excitation(speed)
+    tau = laws.evaluate(laws.LAWS[law], true, qd, t)
+    fit = dp.fit_friction(qd, tau, law=law, t=t)
+    assert set(fit.params) == set(true)
+    for name, value in true.items():
+        assert fit.params[name] == pytest.approx(value, rel=1e-6), name
+    assert fit.rms <= 1e-9 * np.sqrt(np.mean(tau ** 2))
+    np.testing.assert_allclose(fit.predict(qd, t=t), tau, rtol=0, atol=1e-8 * np.abs(tau).max())
+
+
+def test_offset_is_recovered_and_reported():
+    t, qd = excitation(0.2)
+    true = dict(coulomb=0.5, viscous=2.0, offset=-0.3)
+    tau = laws.evaluate(laws.LAWS["coulomb_viscous"], true, qd)
+    fit = dp.fit_friction(qd, tau, law="coulomb_viscous", offset=True)
+    for name, value in true.items():
+        assert fit.params[name] == pytest.approx(value, rel=1e-9)
+    d = fit.to_dict()
+    assert d["units"] == {"coulomb": "N·m", "viscous": "N·m·s/rad", "offset": "N·m"}
+    assert json.loads(json.dumps(d))["params"] == pytest.approx(true, rel=1e-9)
+
+
+# -- the measured Franka joint 2 against the published models -----------------------------------
+
+@pytest.fixture(scope="module")
+def runs():
+    return {run: dict(np.load(DATA.format(run))) for run in RUNS}
+
+
+def published_best(data):
+    scores = [rms(data[k], data["tau_friction"]) for k in data if k.startswith("published_")]
+    return min(s for s in scores if np.isfinite(s))
+
+
+@pytest.fixture(scope="module")
+def slow_fits(runs):
+    slow = runs["slow"]
+    return {law: dp.fit_friction(slow["qd"], slow["tau_friction"], law=law, t=slow["t"]) for law in dp.FRICTION_LAWS}
+
+
+def held_out(fits, data):
+    return {law: rms(fit.predict(data["qd"], t=data["t"]), data["tau_friction"]) for law, fit in fits.items()}
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_fitted_on_a_run_our_best_law_is_at_least_the_best_published(runs, run):
+    data = runs[run]
+    ours = min(dp.fit_friction(data["qd"], data["tau_friction"], law=law, t=data["t"]).rms
+               for law in ("coulomb_viscous", "sigmoid", "dahl"))    # a subset: its best bounds the best of all
+    assert ours <= published_best(data)          # measured: 0.161 vs 0.232, 0.221 vs 0.375, 0.394 vs 0.406
+
+
+def test_coulomb_viscous_is_the_classical_least_squares_fit(runs, slow_fits):
+    slow = runs["slow"]
+    columns = np.column_stack([np.sign(slow["qd"]), slow["qd"]])
+    coulomb, viscous = np.linalg.lstsq(columns, slow["tau_friction"], rcond=None)[0]
+    assert slow_fits["coulomb_viscous"].params == pytest.approx({"coulomb": coulomb, "viscous": viscous}, rel=1e-9)
+
+
+def test_fitted_on_the_slow_run_our_best_law_predicts_the_middle_run_as_well_as_the_published(runs, slow_fits):
+    middle = runs["middle"]
+    assert min(held_out(slow_fits, middle).values()) <= published_best(middle)   # measured: lugre 0.3741 vs 0.3752
+
+
+@pytest.mark.xfail(strict=True, reason="measured on these slices: our best slow-fitted law predicts the high run at "
+                                       "0.4066 N·m (dahl), the published Dahl at 0.4062; on the full logs it is a tie "
+                                       "(coulomb_viscous = the published CV, 0.40261 N·m)")
+def test_fitted_on_the_slow_run_our_best_law_predicts_the_high_run_as_well_as_the_published(runs, slow_fits):
+    high = runs["high"]
+    assert min(held_out(slow_fits, high).values()) <= published_best(high)
+
+
+def test_dynamic_prediction_starts_from_the_steady_state_of_its_first_sample(runs, slow_fits):
+    high = runs["high"]
+    fit = slow_fits["dahl"]
+    first = fit.predict(high["qd"], t=high["t"])[0]
+    p = fit.params
+    assert first == pytest.approx(math.copysign(p["coulomb"], high["qd"][0]) + p["viscous"] * high["qd"][0], rel=1e-12)
+
+
+# -- refused input ------------------------------------------------------------------------------
+
+def test_bad_inputs_are_refused_with_clear_errors():
+    t, qd = excitation(0.1, samples=50)
+    tau = np.sign(qd) * 0.3
+    with pytest.raises(InputError, match="unknown friction law 'coulomb'.*coulomb_viscous, schilling"):
+        dp.fit_friction(qd, tau, law="coulomb")
+    with pytest.raises(InputError, match="tau has 49 samples but qd has 50"):
+        dp.fit_friction(qd, tau[:-1])
+    with pytest.raises(InputError, match="tau has a non-finite entry .* at sample 7"):
+        dp.fit_friction(qd, np.where(np.arange(50) == 7, np.nan, tau))
+    with pytest.raises(InputError, match="qd has a non-finite entry .* at sample 3"):
+        dp.fit_friction(np.where(np.arange(50) == 3, np.inf, qd), tau)
+    with pytest.raises(InputError, match="needs at least 13 samples, got 5"):
+        dp.fit_friction(qd[:5], tau[:5], law="lugre", t=t[:5])
+    with pytest.raises(InputError, match="dahl law is dynamic.*needs the sample times t"):
+        dp.fit_friction(qd, tau, law="dahl")
+    with pytest.raises(InputError, match=r"t must be strictly increasing, but t\[10\]"):
+        dp.fit_friction(qd, tau, law="dahl", t=np.where(np.arange(50) == 10, t[9], t))
+    with pytest.raises(InputError, match=r"shape \(50, 2\); fit the columns"):
+        dp.fit_friction(np.column_stack([qd, qd]), tau)
+    with pytest.raises(InputError, match="qd is zero at every sample"):
+        dp.fit_friction(np.zeros(50), tau)
+    fit = dp.fit_friction(qd, tau, law="dahl", t=t)
+    with pytest.raises(InputError, match="needs the sample times"):
+        fit.predict(qd)
+    with pytest.raises(InputError, match="q has 3 samples but qd has 50"):
+        fit.predict(qd, t=t, q=[0.0, 1.0, 2.0])
+
+
+# -- the command line -------------------------------------------------------------------------
+
+def main(argv):
+    from dyn_plugin.tools.cli import main as cli
+
+    return cli(argv)
+
+
+def test_cli_fits_scores_and_writes_json(capsys, tmp_path):
+    plot = tmp_path / "friction.png"
+    code = main(["fit-friction", DATA.format("slow"), "--law", "coulomb_viscous", "dahl",
+                 "--test", DATA.format("middle"), "--plot", str(plot), "--json", "-"])
+    assert code == 0
+    result = json.loads(capsys.readouterr().out)
+    assert set(result["laws"]) == {"coulomb_viscous", "dahl"}
+    slow, middle = DATA.format("slow"), DATA.format("middle")
+    data = np.load(middle)
+    assert result["published"]["CV"][middle] == pytest.approx(rms(data["published_CV"], data["tau_friction"]), rel=1e-12)
+    fit = dp.fit_friction(**{k: np.load(slow)[k] for k in ("qd", "t")}, tau=np.load(slow)["tau_friction"], law="dahl")
+    assert result["laws"]["dahl"]["rms"][slow] == pytest.approx(fit.rms, rel=1e-12)
+    assert result["laws"]["dahl"]["rms"][middle] == pytest.approx(
+        rms(fit.predict(data["qd"], t=data["t"]), data["tau_friction"]), rel=1e-12)
+    assert plot.stat().st_size > 10_000
+
+
+def test_cli_reads_a_csv_file(capsys, tmp_path):
+    t, qd = excitation(0.3, samples=200)
+    tau = laws.evaluate(laws.LAWS["coulomb_viscous"], dict(coulomb=0.25, viscous=1.5), qd)
+    path = tmp_path / "joint.csv"
+    path.write_text("# a joint\ntau,qd,t\n" + "".join(f"{a:.17g},{b:.17g},{c:.17g}\n" for a, b, c in zip(tau, qd, t)))
+    assert main(["fit-friction", str(path), "--law", "coulomb_viscous", "--json", "-"]) == 0
+    params = json.loads(capsys.readouterr().out)["laws"]["coulomb_viscous"]["fit"]["params"]
+    assert params == pytest.approx({"coulomb": 0.25, "viscous": 1.5}, rel=1e-9)
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"t,qd,tau\n1,2,3\n", "is not an .npz archive"),                     # text named .npz
+    (None, "damaged or truncated"),                                       # the first 3000 bytes of a real archive
+    ("no tau", "no friction torque"),
+])
+def test_cli_refuses_a_bad_file_in_one_line(capsys, tmp_path, content, message):
+    path = tmp_path / "joint.npz"
+    if content is None:
+        path.write_bytes(open(DATA.format("slow"), "rb").read()[:3000])
+    elif content == "no tau":
+        np.savez(path, t=np.arange(5.0), qd=np.ones(5))
+    else:
+        path.write_bytes(content)
+    assert main(["fit-friction", str(path), "--law", "coulomb_viscous"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(path) in err[0] and message in err[0], err
