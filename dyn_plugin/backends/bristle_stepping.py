@@ -39,6 +39,8 @@ from ..friction import bristles
 
 NEWTON_STEPS = 50
 HALVINGS = 40
+ROUNDING = 1e-15        # converged: ‖r‖∞ within this fraction of the impulse scale (a few ulps)
+STALL = 1e-11           # accepted where no Newton step lowers ‖r‖ any more (rounding) and ‖r‖ is this small
 
 
 def rates(backend, q, qd, z, tau) -> tuple:
@@ -59,13 +61,17 @@ def implicit_step(backend, q, qd, z, tau, dt: float) -> tuple:
     v = qd.copy()
     residual, slope = _residual(J, free, v, z, dt, law)
     for _ in range(NEWTON_STEPS):
-        done = _converged(residual, J, v, free, dt)
+        done = _converged(residual, J, v, free, ROUNDING)
         if done.all():
             return v, bristles.bristle_step(z, v, dt, law)
         matrix = J + dt * slope[:, :, None] * np.eye(v.shape[1])
         step = np.linalg.solve(matrix, residual[..., None])[..., 0]
         step[done] = 0.0
-        v, residual, slope = _halved(J, free, v, z, dt, law, step, residual, slope)
+        v, residual, slope, stalled = _halved(J, free, v, z, dt, law, step, residual, slope)
+        if stalled.any() and np.all(_converged(residual, J, v, free, STALL)[stalled]):
+            done = _converged(residual, J, v, free, ROUNDING) | stalled
+            if done.all():   # no step lowers ‖r‖ any more, and it is at rounding level
+                return v, bristles.bristle_step(z, v, dt, law)
     worst = int(np.argmax(np.abs(residual).max(axis=1)))
     raise DynPluginError(f"the implicit step of the {law.law} friction did not converge in {NEWTON_STEPS} Newton "
                          f"steps (state {worst}: residual impulse {np.abs(residual[worst]).max():.3g} N·m·s at "
@@ -79,26 +85,27 @@ def _residual(J, free, v, z, dt, law) -> tuple:
     return np.einsum("nij,nj->ni", J, v - free) + dt * out.force, out.slope
 
 
-def _converged(residual, J, v, free, dt) -> np.ndarray:
-    """(N,) True where ‖r‖∞ ≤ 1e-12 of the state's impulse scale ‖J‖ (‖v‖ + ‖q̇_f‖) + 1e-300."""
+def _converged(residual, J, v, free, tolerance) -> np.ndarray:
+    """(N,) True where ‖r‖∞ ≤ tolerance · (‖J‖ (‖v‖ + ‖q̇_f‖) + 1e-300), the scale of the
+    rounding of J (v − q̇_f).  (The force error is r/h: 1e-15 of that scale keeps it at
+    rounding level also for h = 1e-5 s.)"""
     scale = np.abs(J).max(axis=(1, 2)) * (np.abs(v).max(axis=1) + np.abs(free).max(axis=1)) + 1e-300
-    return np.abs(residual).max(axis=1) <= 1e-12 * scale
+    return np.abs(residual).max(axis=1) <= tolerance * scale
 
 
 def _halved(J, free, v, z, dt, law, step, residual, slope) -> tuple:
     """v − α Δ with α = 1, ½, ¼, ... per state until ‖r‖₂ shrinks (the |v| kink at v = 0 and
-    the Stribeck curvature can make a full step overshoot)."""
+    the Stribeck curvature can make a full step overshoot), and (N,) True where no α did
+    (Newton has stalled: those states keep v)."""
     size = np.linalg.norm(residual, axis=1)
+    moving = np.abs(step).max(axis=1) > 0
     alpha = np.ones(len(v))
     for _ in range(HALVINGS):
         trial = v - alpha[:, None] * step
         trial_residual, trial_slope = _residual(J, free, trial, z, dt, law)
-        worse = np.linalg.norm(trial_residual, axis=1) >= size
-        worse &= np.abs(step).max(axis=1) > 0
+        worse = (np.linalg.norm(trial_residual, axis=1) >= size) & moving
         if not worse.any():
-            break
+            return trial, trial_residual, trial_slope, worse
         alpha = np.where(worse, 0.5 * alpha, alpha)
-    else:                       # no decrease at any α: Newton has stalled at rounding level, keep v
-        keep = worse
-        trial[keep], trial_residual[keep], trial_slope[keep] = v[keep], residual[keep], slope[keep]
-    return trial, trial_residual, trial_slope
+    trial[worse], trial_residual[worse], trial_slope[worse] = v[worse], residual[worse], slope[worse]
+    return trial, trial_residual, trial_slope, worse
