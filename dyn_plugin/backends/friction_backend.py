@@ -74,7 +74,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import inspect
 from typing import Optional
 
 import numpy as np
@@ -89,7 +88,7 @@ from ..kinematics import rotation_from_z
 from ..arrays import contiguous
 from . import bristle_stepping
 from .base import Backend, batch_args, check_finite
-from .registry import backend_class, backends, declared, get_backend
+from .registry import backend_class, backends, declared, get_backend, takes_armature
 
 
 _empty = np.empty            # one global lookup instead of two, on the one-state paths
@@ -164,12 +163,8 @@ def _rigid(backend, method: str, *arrays):
 
 
 def _takes_armature(name: str) -> bool:
-    """True when backend ``name``'s factory takes ``armature=`` (n,), rotor inertia on M's
-    diagonal (as pinocchio's ``model.armature``)."""
-    try:
-        return "armature" in inspect.signature(backend_class(name)).parameters
-    except (TypeError, ValueError):          # a factory without a signature
-        return False
+    """True when backend ``name``'s factory takes ``armature=`` (registry.takes_armature)."""
+    return takes_armature(backend_class(name))
 
 
 @functools.lru_cache(maxsize=None)
@@ -211,6 +206,10 @@ class FrictionBackend(Backend):
         self._rigid_options = dict(rigid_options)
         n = self.model.n
         armature = self.friction.armature
+        if np.any(armature) and np.any(self.model.armature):
+            raise InputError(f"model {self.model.name!r} carries armature (rotor inertia, e.g. a DH table's "
+                             f"motor_inertia) and friction model {self.friction.name!r} adds armature too: "
+                             "give it once (a friction model without armature, or a model without it)")
         # Where the armature goes: into the links ("link"), to the rigid backend's own
         # armature= ("diagonal", when its factory takes one), or added here (diagonal a).
         self._native_armature = (self.friction.armature_form == "diagonal" and bool(np.any(armature != 0))
