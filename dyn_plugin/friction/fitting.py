@@ -11,23 +11,29 @@ within ±0.01 rad/s as well as one at 3 rad/s with 10 N·m):
 * every parameter is optimised nondimensionalised by the data's scales, the RMS torque T,
   the RMS velocity V and the displacement of one sample Z = V × median step (levels
   over T, viscous coefficients over T/V, stiffnesses over T/Z), the scale-like ones
-  (``positive``: v_S, σ0, φ2, the bristle laws' F_C) as logarithms; the residual is
-  (τ_model − τ)/T;
+  (``positive``: v_S, σ0, φ2) as logarithms; the residual is (τ_model − τ)/T;
 * scipy.optimize.least_squares (trust-region reflective) with bounds: levels, σ0, σ1 and
   the bristle laws' viscous σ2 ≥ 0, F_S ≥ F_C; φ3, ``offset`` and the static laws'
   viscous slope free (:mod:`.laws` says why);
 * seeds from the data: the Coulomb-viscous fit by linear least squares with F_C ≥ 0
-  (scipy.optimize.lsq_linear; F_v ≥ 0 too for a bristle law), which the other laws contain (F_S = F_C; σ0 large), then a
-  few deterministic restarts over the scale-like parameters; LuGre also starts from the
-  fitted Stribeck and Dahl laws, which it contains, so that its fit is never worse than
-  Dahl's.  The best restart wins.
+  (scipy.optimize.lsq_linear; F_v ≥ 0 too for a bristle law), which the other laws
+  contain (F_S = F_C; σ0 large), then a few deterministic restarts over the scale-like
+  parameters; LuGre also starts from the fitted Stribeck and Dahl laws, which it contains,
+  so that its fit is never worse than Dahl's.  The best restart wins.
 
-``offset=True`` adds a constant τ_0 (N·m) to the law.  It is off by default: the friction
-measured on a Franka joint 2 at three speeds (data/README.md) carries a constant that
-changes sign from run to run (fitted with Coulomb-viscous: −0.17, +0.29, −0.07 N·m), so
-it belongs to the run (a torque-sensor bias, a model error), not to the joint, and a law
-fitted with it on the slow run predicts the other runs worse (RMS 0.544 instead of 0.386
-N·m on the middle run).
+What the measured friction of a Franka joint 2 at three speeds showed (the NNFM
+comparative data, tests/data/README.md), and so what the laws leave out:
+
+* ``offset=True`` adds a constant τ_0 (N·m) to the law.  It is off by default: the runs
+  carry a constant that changes sign from run to run (fitted with Coulomb-viscous:
+  −0.17, +0.29, −0.07 N·m), so it belongs to the run (a torque-sensor bias, a model
+  error), not to the joint, and a law fitted with it on the slow run predicts the other
+  runs worse (RMS 0.544 instead of 0.386 N·m on the middle run).
+* The position q is not used.  The runs do show a ripple in q of period ≈ 0.026 rad
+  (0.06-0.17 N·m), but a ripple fitted on the slow run moves the RMS of the middle and
+  high runs by at most ±0.003 N·m, up or down with the period taken (0.024-0.030 rad:
+  its phase does not carry over), and a gravity-like dependence on q fitted there makes
+  them worse (0.50 and 0.43 N·m against 0.39 and 0.40 without).
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ import numpy as np
 from scipy.optimize import least_squares, lsq_linear
 
 from ..errors import InputError, NumericalError
-from .laws import FRICTION_LAWS, LAWS, OFFSET, STIFFNESS, TORQUE, VELOCITY, VISCOUS, Law, evaluate
+from .laws import FRICTION_LAWS, LAWS, OFFSET, SLOPE, STIFFNESS, TORQUE, VELOCITY, VISCOUS, Law, evaluate
 
 _LOG_BOUND = 60.0          # |log(value/scale)| of a positive parameter: e^60 ~ 1e26, finite
 _FLOOR = 1e-9              # the lower bound of a "floor" parameter, in its scale
@@ -98,8 +104,14 @@ def fit_friction(qd, tau, law: str = "coulomb_viscous", t=None, q=None, offset: 
                          f"{2 * len(parameters) + 1} samples, got {qd.shape[0]}")
     problem = _Problem(spec, parameters, qd, tau, t)
     params = problem.best([problem.to_x(seed) for seed in _seeds(problem)])
-    rms = float(np.sqrt(np.mean((_finite_torque(spec, params, qd, t) - tau) ** 2)))
+    rms = root_mean_square(_finite_torque(spec, params, qd, t) - tau)
     return FrictionFit(law, params, rms, int(qd.shape[0]))
+
+
+def root_mean_square(x: np.ndarray) -> float:
+    """√(mean x²) of a finite array, without overflow for entries near the float range."""
+    largest = float(np.max(np.abs(x))) if x.size else 0.0
+    return largest * float(np.sqrt(np.mean((x / largest) ** 2))) if largest > 0 else 0.0
 
 
 # -- the problem, nondimensionalised --------------------------------------------------------
@@ -109,13 +121,13 @@ class _Problem:
 
     def __init__(self, law: Law, parameters: tuple, qd, tau, t):
         self.law, self.parameters, self.qd, self.tau, self.t = law, parameters, qd, tau, t
-        self.torque_scale = float(np.sqrt(np.mean(tau ** 2))) or 1.0
-        self.velocity_scale = float(np.sqrt(np.mean(qd ** 2)))
+        self.torque_scale = root_mean_square(tau) or 1.0
+        self.velocity_scale = root_mean_square(qd)
         step = float(np.median(np.diff(t))) if t is not None else 1.0
         self.angle_scale = self.velocity_scale * step
         units = {TORQUE: self.torque_scale, VELOCITY: self.velocity_scale,
                  VISCOUS: self.torque_scale / self.velocity_scale, STIFFNESS: self.torque_scale / self.angle_scale,
-                 "1/V": 1.0 / self.velocity_scale}
+                 SLOPE: 1.0 / self.velocity_scale}
         self.scales = np.array([units[p.scale] for p in parameters])
 
     def params(self, x: np.ndarray) -> dict:

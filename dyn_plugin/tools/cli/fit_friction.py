@@ -180,7 +180,8 @@ def _published_scores(files: dict) -> dict:
 def _print_table(result: dict, paths: list) -> None:
     from rich.table import Table
 
-    table = Table(title=f"friction laws fitted on {one_line(result['fit_file'])}: RMS error, N·m")
+    table = Table(title=f"friction laws fitted on {one_line(result['fit_file'])}: RMS error, N·m",
+                  caption="published: the predictions stored in each file (published_*), as their authors fitted them")
     table.add_column("model")
     for k, path in enumerate(paths):
         table.add_column(one_line(Path(path).name) + (" (fit)" if k == 0 else ""), justify="right")
