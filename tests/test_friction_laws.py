@@ -200,6 +200,14 @@ def test_coulomb_viscous_is_the_classical_least_squares_fit(runs, slow_fits):
     assert slow_fits["coulomb_viscous"].params == pytest.approx({"coulomb": coulomb, "viscous": viscous}, rel=1e-9)
 
 
+def test_a_law_that_contains_another_fits_at_least_as_well(slow_fits):
+    """Schilling and Stribeck contain Coulomb-viscous (F_S = F_C), LuGre contains Dahl (F_S = F_C, σ1 = 0)."""
+    rms_of = {law: fit.rms for law, fit in slow_fits.items()}
+    assert rms_of["schilling"] <= rms_of["coulomb_viscous"] * (1 + 1e-12)
+    assert rms_of["stribeck"] <= rms_of["coulomb_viscous"] * (1 + 1e-12)
+    assert rms_of["lugre"] <= rms_of["dahl"] * (1 + 1e-12)
+
+
 def test_fitted_on_the_slow_run_our_best_law_predicts_the_middle_run_as_well_as_the_published(runs, slow_fits):
     middle = runs["middle"]
     assert min(held_out(slow_fits, middle).values()) <= published_best(middle)   # measured: lugre 0.3741 vs 0.3752
