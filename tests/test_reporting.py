@@ -97,3 +97,23 @@ def test_trajectory_plot_is_labelled(every_backend):
 def test_plots_have_a_colour_for_every_backend_and_reference_pair(every_backend, tmp_path):
     (path,) = [p for p in plot_report(every_backend, tmp_path) if p.name == "scara_errors.png"]
     assert path.stat().st_size > 10_000
+
+
+def test_every_trajectory_panel_has_its_own_title_naming_its_case(every_backend):
+    """Each panel says which trajectory it shows and what (was: only the top row named the case)."""
+    traces = [c for c in every_backend.comparisons if c.trace is not None]
+    fig = trajectory_figure("scara", traces)
+    titles = [ax.get_title() for ax in fig.axes]
+    assert len(set(titles)) == len(titles) == 3          # rigid overlay, friction overlay, errors
+    assert all(title.startswith("1 s trajectory under zero torque\n") for title in titles)
+
+
+def test_checks_against_physics_are_not_drawn_as_histograms(every_backend):
+    """A quantity that is not an error per random state (a trajectory, a check against a
+    physical law) has no histogram panel, and does not stop the figures."""
+    import dataclasses
+
+    rows = [c for c in every_backend.comparisons if c.trace is None]
+    physics = dataclasses.replace(rows[0], quantity="bristles_steady", reference="physics")
+    fig = histogram_figure("scara", rows + [physics], every_backend.suite)
+    assert not any("bristles" in ax.get_title() for ax in fig.axes)

@@ -13,7 +13,8 @@ look-ahead rule and a critical-path rule), bounds and S_p, E_p work on any task 
 (:class:`TaskGraph`, or a mapping ``{task: predecessors}``): :mod:`.scheduling`.
 The generated code's operations (1 flop each) are a task graph too,
 :func:`operation_graph`; :func:`decompositions` sets the two side by side.
-:func:`schedule_study` runs a robot over processor counts; :func:`plot_study` draws it;
+:func:`schedule_study` runs a robot over processor counts; :func:`plot_study` draws it
+(a Gantt chart, and the speed-up and efficiency against p);
 :mod:`.thesis` holds the printed figures compared with.
 """
 

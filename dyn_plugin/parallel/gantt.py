@@ -1,8 +1,14 @@
-"""Pictures of a schedule study (``dyn-plugin schedule --plot``): a Gantt chart (processors
-up, levels across, one box per subtask coloured by link, hatched for the backward
-recursion, cross-hatched for friction) and, for several processor counts, the speed-up
-S_p and efficiency E_p against p (thesis Eqs. 4.1-4.2, Figs. 4.11-4.13), with the
-thesis's Appendix C figures where it has them."""
+"""Pictures of a schedule study (``dyn-plugin schedule --plot FILE.png``), one question each:
+
+* ``FILE.png``, the Gantt chart of one schedule: processors up, levels across, one box per
+  subtask coloured by link, hatched for the backward recursion, cross-hatched for friction;
+* ``FILE-speedup.png`` (:func:`speedup_path`), how the schedules scale: the speed-up S_p
+  and the efficiency E_p against p, in two panels (thesis Eqs. 4.1-4.2, Figs. 4.11-4.13),
+  beside ideal S_p = p and the thesis's Appendix C figures where it has them; written for
+  one processor count too (one point per rule), so that ``--processors 6`` still says how
+  far from ideal it is.
+
+Legends stand beside the panels, never on the data."""
 
 from __future__ import annotations
 
@@ -13,8 +19,15 @@ from .dag import BACKWARD, FRICTION
 HATCH = {BACKWARD: "////", FRICTION: "xxx"}
 
 
-def plot_study(study, path, schedule=None) -> Path:
-    """Write the study's pictures to ``path`` (any format matplotlib writes); returns it.
+def speedup_path(path) -> Path:
+    """Where the speed-up figure goes beside ``path``: ``gantt.png`` -> ``gantt-speedup.png``."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}-speedup{path.suffix}")
+
+
+def plot_study(study, path, schedule=None) -> tuple:
+    """Write the study's two figures (module docstring) to ``path`` and
+    :func:`speedup_path` of it (any format matplotlib writes); returns both paths.
     ``schedule``: the one in the Gantt chart (default :meth:`.study.ScheduleStudy.shown`)."""
     import matplotlib
 
@@ -22,21 +35,23 @@ def plot_study(study, path, schedule=None) -> Path:
     import matplotlib.pyplot as plt
 
     shown = schedule or study.shown()
-    counts = sorted({s.processors for s in study.schedules})
-    curves = len(counts) > 1
-    width = min(24.0, max(8.0, 0.22 * shown.levels + 2.5))
-    height = 3.2 + 0.28 * shown.processors
-    ratios = [1.0 + 0.1 * shown.processors, 1.2][:2 if curves else 1]
-    fig, axes = plt.subplots(len(ratios), 1, figsize=(width, height + (3.6 if curves else 0)), squeeze=False,
-                             gridspec_kw={"height_ratios": ratios})
-    _gantt(axes[0][0], study, shown)
-    if curves:
-        _speedup(axes[1][0], study)
-    fig.suptitle(f"{study.robot} ({study.mode}{', friction' if study.friction else ''}): {study.tasks} tasks of "
-                 f"{study.graph.flops_per_task} flops, critical path {study.critical_path} levels", fontsize=11)
-    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    title = (f"{study.robot} ({study.mode}{', friction' if study.friction else ''}): {study.tasks} tasks of "
+             f"{study.graph.flops_per_task} flop{'s' if study.graph.flops_per_task > 1 else ''}, critical path "
+             f"{study.critical_path} levels")
+    width = min(24.0, max(8.0, 0.22 * shown.levels + 3.5))
+    fig, ax = plt.subplots(figsize=(width, 2.6 + 0.32 * shown.processors))
+    _gantt(ax, study, shown)
+    gantt = _save(plt, fig, title, path)
+    fig, (ax_s, ax_e) = plt.subplots(1, 2, figsize=(11.5, 4.4))
+    _speedup(ax_s, ax_e, fig, study)
+    return gantt, _save(plt, fig, title, speedup_path(path))
+
+
+def _save(plt, fig, title: str, path) -> Path:
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
     path = Path(path)
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
 
@@ -55,8 +70,9 @@ def _gantt(ax, study, shown) -> None:
                                    edgecolor="0.25", linewidth=0.4, hatch=HATCH.get(phase)))
             if label:
                 ax.text(level, processor, str(task), ha="center", va="center", fontsize=5, rotation=90)
-    ax.set_xlim(0.5, shown.levels + 0.5)
-    ax.set_ylim(0.5, shown.processors + 0.5)
+    ax.set_xlim(0, shown.levels + 1)          # half a level of margin beyond the first and the last
+    ax.set_ylim(0.4, shown.processors + 0.6)
+    ax.set_xticks(sorted({1, *range(5, shown.levels + 1, 5), shown.levels}))
     ax.set_xlabel(f"level ({study.graph.flops_per_task} flop{'s' if study.graph.flops_per_task > 1 else ''} each)")
     ax.set_ylabel("processor")
     ax.set_yticks(range(1, shown.processors + 1))
@@ -78,24 +94,35 @@ def _link_colours(graph) -> dict:
     return {link: cmap(k % cmap.N) for k, link in enumerate(links)}
 
 
-def _speedup(ax, study) -> None:
-    eff = ax.twinx()
+def _speedup(ax_s, ax_e, fig, study) -> None:
+    """S_p (left) and E_p (right) against p, a line and marker per rule; ideal S_p = p and
+    E_p = 100 %; the thesis's Appendix C figures as hollow black triangles; one legend below."""
+    counts = sorted({s.processors for s in study.schedules} | set((study.reference or {}).get("levels", {})))
+    ideal = [1, max(counts)] if counts else [1, 1]
+    ax_s.plot(ideal, ideal, ":", color="0.4", lw=1.0, label="ideal: S_p = p, E_p = 100 %")
+    ax_e.plot(ideal, [100, 100], ":", color="0.4", lw=1.0)
     for k, rule in enumerate(dict.fromkeys(s.rule for s in study.schedules)):
-        rows = [s for s in study.schedules if s.rule == rule]
+        rows = sorted((s for s in study.schedules if s.rule == rule), key=lambda s: s.processors)
         p = [s.processors for s in rows]
-        ax.plot(p, [s.speedup for s in rows], "o-", color=f"C{k}", label=f"S_p, {rule}")
-        eff.plot(p, [100 * s.efficiency for s in rows], "s--", color=f"C{k}", alpha=0.6, label=f"E_p, {rule}")
+        ax_s.plot(p, [s.speedup for s in rows], "o-", color=f"C{k}", zorder=3, label=f"{rule} schedule")
+        ax_e.plot(p, [100 * s.efficiency for s in rows], "o-", color=f"C{k}", zorder=3)
     if study.reference:
         levels = study.reference["levels"]
         p = sorted(levels)
         tasks = study.reference["tasks"]
-        ax.plot(p, [tasks / levels[q] for q in p], "k^", label="S_p, Dhanaraj App. C")
-        eff.plot(p, [100 * tasks / levels[q] / q for q in p], "kv", alpha=0.6, label="E_p, Dhanaraj App. C")
-    ax.set_xlabel("processors p")
-    ax.set_ylabel("speed-up S_p = T_1 / T_p")
-    eff.set_ylabel("efficiency E_p = S_p / p [%]")
-    eff.set_ylim(0, 105)
-    ax.grid(alpha=0.3)
-    lines = ax.get_legend_handles_labels()
-    more = eff.get_legend_handles_labels()
-    ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=7, loc="center right")
+        thesis = dict(marker="^", ls="none", color="black", markerfacecolor="none", ms=8, zorder=2)
+        ax_s.plot(p, [tasks / levels[q] for q in p], label="Dhanaraj, Appendix C", **thesis)
+        ax_e.plot(p, [100 * tasks / levels[q] / q for q in p], **thesis)
+    ax_s.set_title("speed-up", fontsize=10)
+    ax_s.set_ylabel("speed-up S_p = T_1 / T_p (×)")
+    ax_e.set_title("efficiency", fontsize=10)
+    ax_e.set_ylabel("efficiency E_p = S_p / p (%)")
+    ax_e.set_ylim(0, 105)
+    ax_s.set_ylim(bottom=0)
+    for ax in (ax_s, ax_e):
+        ax.set_xlabel("number of processors p")
+        ax.set_xlim(0, max(counts) + 1 if counts else 2)
+        ax.grid(alpha=0.3)
+    handles, labels = ax_s.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False,
+               bbox_to_anchor=(0.5, -0.06))

@@ -10,7 +10,7 @@ import numpy as np
 from ..backends.registry import backends as registered_backends
 from .machine import installed_versions
 from .bristle_validation import BRISTLES
-from .validation import DERIVATIVES, QUANTITIES, STEPPING, Report
+from .validation import DERIVATIVES, QUANTITIES, STEPPING, TRAJECTORIES, Report
 
 __all__ = ["REFERENCE_STYLES", "TOLERANCE_STYLE", "ZERO_FLOOR", "floor_verdict", "histogram_figure", "markdown_report",
            "plot_report", "trajectory_figure"]
@@ -21,6 +21,17 @@ def _describe(quantity: str) -> str:
         if quantity in group:
             return group[quantity][1]
     return {**STEPPING, **BRISTLES}[quantity]
+
+
+def _per_state(quantity: str) -> bool:
+    """A quantity compared state by state over the suite's random states (a histogram
+    shows its errors), not a trajectory nor a check against physics."""
+    return quantity in QUANTITIES or quantity in DERIVATIVES or (quantity in STEPPING and quantity not in TRAJECTORIES)
+
+
+def _case(quantity: str) -> str:
+    """A trajectory case in a few words: its description up to the first comma."""
+    return _describe(quantity).split(",")[0]
 
 
 def markdown_report(report: Report) -> str:
@@ -110,7 +121,8 @@ def plot_report(report: Report, folder) -> list:
     paths = []
     for robot in dict.fromkeys(c.robot for c in report.comparisons):
         rows = [c for c in report.comparisons if c.robot == robot]
-        paths.append(_save(histogram_figure(robot, rows, report.suite), folder / f"{robot}_errors.png"))
+        if any(c.trace is None and _per_state(c.quantity) for c in rows):
+            paths.append(_save(histogram_figure(robot, rows, report.suite), folder / f"{robot}_errors.png"))
         traces = [c for c in rows if c.trace is not None]
         if traces:
             paths.append(_save(trajectory_figure(robot, traces), folder / f"{robot}_trajectories.png"))
@@ -138,8 +150,9 @@ def histogram_figure(robot, rows, suite):
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
-    quantities = list(dict.fromkeys(c.quantity for c in rows if c.trace is None))
-    pairs = list(dict.fromkeys((c.backend, c.reference) for c in rows if c.trace is None))
+    rows = [c for c in rows if c.trace is None and _per_state(c.quantity)]
+    quantities = list(dict.fromkeys(c.quantity for c in rows))
+    pairs = list(dict.fromkeys((c.backend, c.reference) for c in rows))
     cols = min(3, len(quantities) + 1)
     nrows = int(np.ceil((len(quantities) + 1) / cols))      # + 1: the legend's panel
     height = max(3.0 * nrows, 0.2 * (len(pairs) + 2) + 1.0)  # the legend fits in its panel
@@ -170,7 +183,8 @@ def histogram_figure(robot, rows, suite):
 
 def trajectory_figure(robot, traces):
     """Per trajectory case (columns): q(t) of one rigid and one friction backend (when
-    run) over pybullet's, then every backend's largest |q − q_pybullet| over time."""
+    run) over pybullet's, then every backend's largest |q − q_pybullet| over time; each
+    panel's title names its case and what it shows."""
     import matplotlib.pyplot as plt
 
     cases = list(dict.fromkeys(c.quantity for c in traces))
@@ -181,8 +195,8 @@ def trajectory_figure(robot, traces):
     for col, case in enumerate(cases):
         for row, backend in enumerate(shown):
             trace = next(c for c in traces if (c.quantity, c.backend) == (case, backend))
-            _overlay(axes[row, col], trace, heading=f"{_describe(case)}\n" if row == 0 else "")
-        _error_panel(axes[-1, col], [c for c in traces if c.quantity == case], colours)
+            _overlay(axes[row, col], trace, heading=_case(case))
+        _error_panel(axes[-1, col], [c for c in traces if c.quantity == case], colours, heading=_case(case))
     for ax in axes[:, -1]:   # the legends once per row, right of the last column
         ax.legend(*ax.get_legend_handles_labels(), fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
     fig.suptitle(f"{robot}: our semi-implicit Euler against pybullet's own stepping, same start and time step")
@@ -206,19 +220,19 @@ def _overlay(ax, comparison, heading: str) -> None:
         ax.plot(trace["t"], trace["ours"][:, j], color=line.get_color(), linewidth=1, linestyle="--")
     ax.plot([], [], color="grey", linewidth=4, alpha=0.35, label="pybullet (thick, pale)")
     ax.plot([], [], color="black", linewidth=1, linestyle="--", label=f"{backend}, ours (dashed)")
-    friction = " with joint friction: stick and slip" if backend in registered_backends(can=("friction",)) else ""
-    ax.set_title(f"{heading}{backend} (ours){friction}, over pybullet", fontsize=9)
+    friction = ", joint friction: stick and slip" if backend in registered_backends(can=("friction",)) else ""
+    ax.set_title(f"{heading}\n{backend} (ours, dashed){friction}, over pybullet", fontsize=9)
     ax.set_xlabel("time t [s]")
     ax.set_ylabel("joint position q\n[rad; m if prismatic]", fontsize=8)
 
 
-def _error_panel(ax, comparisons, colours) -> None:
+def _error_panel(ax, comparisons, colours, heading: str) -> None:
     """max over joints of |q_ours − q_pybullet| against time, one line per backend, and the tolerance."""
     for c in comparisons:
         error = np.abs(c.trace["ours"] - c.trace["pybullet"]).max(axis=1)
         ax.semilogy(c.trace["t"], np.maximum(error, ZERO_FLOOR), color=colours[c.backend], label=c.backend)
     ax.axhline(comparisons[0].rtol, label=f"tolerance {comparisons[0].rtol:g}", **TOLERANCE_STYLE)
-    ax.set_title("largest joint difference to pybullet, every backend", fontsize=9)
+    ax.set_title(f"{heading}\nlargest joint difference to pybullet, every backend", fontsize=9)
     ax.set_xlabel("time t [s]")
     ax.set_ylabel(f"max |q_ours − q_pybullet|\n[rad; m]  (0 drawn at {ZERO_FLOOR:g})", fontsize=8)
 

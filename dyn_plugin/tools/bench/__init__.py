@@ -80,8 +80,9 @@ Modules
   10⁵ only; the generated backend's on all cores and from 1 to 2 workers),
   :func:`target_label`.
 * :mod:`.tables` — :func:`print_report`, :func:`format_tables` (rich), :func:`legend_lines`
-  (the tables' legend in words), :func:`environment_line`, :func:`write_json`,
-  :func:`plot_scaling` (PNG: ns per state vs N and vs cores, log-log, with the limit).
+  (the tables' legend in words), :func:`environment_line`, :func:`write_json`.
+* :mod:`.figures` — :func:`plot_scaling` (PNG: ns per state vs N, a panel per operation,
+  with the limit), :func:`plot_cores` (vs cores at the largest N, for a sweep).
 * :mod:`.operations` — the operations and each engine's call for them; the defaults.
 * :mod:`dyn_plugin.tools.machine` — :func:`environment` (versions, CPU, threads, date).
 """
@@ -95,7 +96,8 @@ from .peak import best_peak, measure_peak
 from .results import BenchResult, Measurement, parallel_scaling
 from .runner import (CHECK_RTOL, CHECK_STATES, PARALLEL_RTOL, check_pinocchio_parallel, resolve, resolve_workers,
                      run_bench)
-from .tables import environment_line, format_tables, legend_lines, plot_scaling, print_report, write_json
+from .figures import plot_cores, plot_scaling
+from .tables import environment_line, format_tables, legend_lines, print_report, write_json
 from .targets import (BATCH_TIME_TARGETS, EFFICIENCY_TARGET, FRICTION_LIMIT, GENERATED_BACKEND,
                       PARALLEL_SPEEDUP_TARGETS, TARGET_BATCH, TARGET_ROBOT, TARGET_SIZES, TARGETS, evaluate_targets,
                       target_label)
@@ -108,5 +110,5 @@ __all__ = ["BATCH_TIME_TARGETS", "BUDGET", "BenchResult", "CHECK_RTOL", "CHECK_S
            "REFERENCE_KINDS", "SMALL_N", "TARGET", "TARGETS", "TARGET_BATCH", "TARGET_ROBOT", "TARGET_SIZES",
            "TRIG_FLOPS", "add_arguments", "best_peak", "check_pinocchio_parallel", "environment", "environment_line",
            "evaluate_targets", "exit_code", "format_tables", "legend_lines", "limit_rows", "measure", "measure_peak",
-           "operation_flops", "parallel_scaling", "plot_scaling", "print_report", "resolve", "resolve_workers", "run",
-           "run_bench", "target_label", "usable_cores", "write_json"]
+           "operation_flops", "parallel_scaling", "plot_cores", "plot_scaling", "print_report", "resolve",
+           "resolve_workers", "run", "run_bench", "target_label", "usable_cores", "write_json"]

@@ -10,7 +10,8 @@ from ..activity import activity
 from ..machine import keep_freed_memory
 from .operations import DEFAULT_BACKENDS, DEFAULT_SIZES, OPS, QUICK_SIZES, REFERENCE_KINDS
 from .runner import resolve, run_bench
-from .tables import plot_scaling, print_report, write_json
+from .figures import cores_path, plot_cores, plot_scaling
+from .tables import print_report, write_json
 from .targets import TARGET_BATCH, TARGET_ROBOT
 from .timing import TARGET
 
@@ -73,8 +74,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help="a smoke test: sizes 1 100, 3 repeats of >= 5 ms")
     parser.add_argument("--json", metavar="FILE", help="write every figure and the environment as JSON ('-': stdout)")
     parser.add_argument("--plot", metavar="FILE.png",
-                        help="two log-log panels, first robot: ns per state vs N, and vs cores at the largest N, "
-                             "with the physical limit (flops per state ÷ measured peak)")
+                        help="first robot, log-log, a panel per operation: ns per state vs N, with the physical "
+                             "limit (flops per state ÷ measured peak); with --workers 1 2 also FILE-cores.png, "
+                             "ns per state vs cores at the largest N")
     parser.add_argument("--fresh-memory", action="store_true",
                         help="leave the allocator as it is (default: freed memory is kept for reuse, so that the "
                              "repeats time the dynamics, not the system's first touch of a fresh result's pages)")
@@ -109,12 +111,12 @@ def run(args: argparse.Namespace, console=None) -> int:
     result.environment["allocator"] = allocator
     if args.json:
         write_json(result, args.json)
-    written = plot_scaling(result, args.plot) if args.plot else None
+    written = [plot_scaling(result, args.plot), plot_cores(result, cores_path(args.plot))] if args.plot else []
     targets = result.targets()
     if not quiet:
         print_report(result, console)
-        if written:
-            console.print(f"wrote {written}")
+        for path in filter(None, written):
+            console.print(f"wrote {path}")
         if args.json:
             console.print(f"wrote {args.json}")
         if args.check and not targets:

@@ -1,15 +1,13 @@
-"""The bench's figures for people and files: rich tables (one per robot, then the
-targets), their legend and footnotes, the environment line, JSON and the log-log plot."""
+"""The bench's results for people and files: rich tables (one per robot, then the
+targets), their legend and footnotes, the environment line, JSON (the plots: :mod:`.figures`)."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Optional
 
 from rich.markup import escape
 
-from ...errors import InputError
 from ..output import write_or_print
 from ...loops import PARALLEL_FROM
 from .limits import TRIG_FLOPS
@@ -18,7 +16,7 @@ from .results import BenchResult
 from .targets import (BATCH_TIME_TARGETS, EFFICIENCY_TARGET, FRICTION_LIMIT, FRICTION_OPS, GENERATED_BACKEND,
                       PARALLEL_SPEEDUP_TARGETS, TARGET_BATCH, TARGET_ROBOT, all_cores_measured)
 
-__all__ = ["environment_line", "format_tables", "legend_lines", "plot_scaling", "print_report", "write_json"]
+__all__ = ["environment_line", "format_tables", "legend_lines", "print_report", "write_json"]
 
 
 def _fmt_us(value: float) -> str:
@@ -314,142 +312,3 @@ def print_report(result: BenchResult, console) -> None:
 def write_json(result: BenchResult, path) -> None:
     """Every figure and the environment as JSON; ``path`` '-' writes to stdout."""
     write_or_print(path, json.dumps(result.as_dict(), indent=2, allow_nan=False))
-
-
-_OP_STYLES = {"ID": ("o", "-"), "FD": ("s", "--"), "M": ("^", "-."), "bias": ("D", ":")}
-
-
-def plot_scaling(result: BenchResult, path, robot: Optional[str] = None) -> Path:
-    """Two log-log panels for ``robot`` (default: the first), median ns per state:
-
-    * against batch size N, batches on the most workers measured: one line per backend
-      (colour; the legend names its call) and op (marker and line style); hollow markers:
-      a per-call loop timed on a prefix; the physical limit of the generated code on as
-      many cores, a dashed horizontal line per op (hollow op markers);
-    * against cores (our workers, pinocchio's threads) at the largest N: the measured
-      lines, ideal 1/K scaling from each 1-core point (thin dotted), the serial per-call
-      loops as thin horizontal references, and the limit on K cores (flops ÷ the peak
-      measured on K cores, dashed).
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
-
-    robot = robot or next(iter(result.robots), None)
-    if robot not in result.robots:
-        raise InputError(f"no results for robot {robot!r}; measured: {', '.join(result.robots)}")
-    mine = [m for m in result.measurements if m.robot == robot]
-    ops = [op for op in result.settings["ops"] if any(m.op == op for m in mine)]
-    backends = list(dict.fromkeys(m.backend for m in mine))
-    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"] * 3
-    colours = dict(zip([b for b in backends if b != "pinocchio"], cycle))
-    colours["pinocchio"] = "black"  # the reference of every ratio
-    styles = {op: _OP_STYLES.get(op, ("o", "-")) for op in ops}
-    limits = [r for r in result.limits() if r["robot"] == robot]
-    peak = result.environment.get("peak_flops") or {}
-    gflops = {int(k): g for k, g in (peak.get("gflops") or {}).items() if g}
-    sizes = sorted({m.N for m in mine})
-    largest = sizes[-1]
-    ks = sorted({m.workers for m in mine if m.N == largest and m.workers is not None})
-    dashed = (0, (5, 3))
-
-    fig, (ax_n, ax_k) = plt.subplots(1, 2, figsize=(14.0, 7.0))
-    calls, most_cores = {}, 0
-    for backend in backends:
-        for op in ops:
-            rows = [m for m in mine if (m.op, m.backend) == (op, backend)]
-            if not rows:
-                continue
-            most = max(m.workers or 0 for m in rows)  # batches on the most cores it was timed on
-            most_cores = max(most_cores, most)
-            ms = sorted((m for m in rows if m.workers in (None, most)), key=lambda m: m.N)
-            calls.setdefault(backend, []).append(ms[-1].call)
-            marker, line = styles[op]
-            colour = colours[backend]
-            ax_n.plot([m.N for m in ms], [m.median_ns for m in ms], line, color=colour, lw=1.3)
-            for m in ms:
-                ax_n.plot(m.N, m.median_ns, marker, color=colour, ms=5,
-                          markerfacecolor="none" if m.extrapolated else colour)
-
-    limit_cores = most_cores if most_cores in gflops else (max(gflops) if gflops else None)
-    limit_handles = []
-    for r in limits:
-        if limit_cores is None:
-            break
-        limit = r["flops_per_state"] / gflops[limit_cores]
-        colour = colours.get(r["backend"], "grey")
-        cores = f"{limit_cores} core{'s' if limit_cores > 1 else ''}"
-        limit_handles += ax_n.plot([sizes[0], largest], [limit, limit], ls=dashed, marker=styles[r["op"]][0],
-                                   markerfacecolor="none", color=colour, lw=1.0,
-                                   label=f"limit of {r['backend']} {r['op']}: {limit:.3g} ns = {r['flops_per_state']} "
-                                         f"flops ÷ {gflops[limit_cores]:.1f} GFLOP/s ({cores})")
-        points = [(k, r["flops_per_state"] / gflops[k]) for k in sorted(gflops) if not ks or ks[0] <= k <= ks[-1]]
-        ax_k.plot([k for k, _ in points], [v for _, v in points], ls=dashed, marker=styles[r["op"]][0],
-                  markerfacecolor="none", color=colour, lw=1.0)
-    ax_n.set_xscale("log")
-    ax_n.set_yscale("log")
-    on = f" (batches on {most_cores} core{'s' if most_cores > 1 else ''})" if most_cores else ""
-    ax_n.set_title(f"ns per state vs batch size{on}", fontsize=10)
-    ax_n.set_xlabel("batch size N (states per call)")
-    ax_n.set_ylabel("ns per state (median)")
-    ax_n.grid(True, which="both", alpha=0.3)
-
-    at_largest = [m for m in mine if m.N == largest]
-    span = [ks[0], ks[-1]] if len(ks) > 1 else ([ks[0] / 1.2, ks[0] * 1.2] if ks else [1, 1])
-    for backend in backends:
-        for op in ops:
-            ms = sorted((m for m in at_largest if (m.op, m.backend) == (op, backend)), key=lambda m: m.workers or 0)
-            if not ms:
-                continue
-            marker, line = styles[op]
-            colour = colours[backend]
-            if all(m.workers is None for m in ms):  # a per-call loop: serial, a horizontal reference
-                ax_k.plot(span, [ms[0].median_ns] * 2, "-", marker=marker, color=colour, lw=0.8, alpha=0.45, ms=4)
-                continue
-            ms = [m for m in ms if m.workers is not None]
-            ax_k.plot([m.workers for m in ms], [m.median_ns for m in ms], line, marker=marker, color=colour, lw=1.3,
-                      ms=5)
-            one = next((m for m in ms if m.workers == 1), None)
-            if one is not None and len(ks) > 1:
-                ax_k.plot(ks, [one.median_ns / k for k in ks], ":", color=colour, lw=0.9)
-    ax_k.set_xscale("log")
-    ax_k.set_yscale("log")
-    if ks:
-        ax_k.set_xticks(ks)
-        ax_k.set_xticklabels([str(k) for k in ks])
-        ax_k.minorticks_off()
-    ax_k.set_title(f"ns per state vs cores, N = {largest:,}", fontsize=10)
-    ax_k.set_xlabel("cores (our workers; pinocchio's threads)")
-    ax_k.set_ylabel("ns per state (median)")
-    ax_k.grid(True, which="both", alpha=0.3)
-
-    handles = [Line2D([], [], color=colours[b], lw=2, label=f"{b}: {', '.join(dict.fromkeys(calls[b]))}")
-               for b in backends if b in calls]
-    handles += [Line2D([], [], color="grey", marker=styles[op][0], ls=styles[op][1], label=f"{op}: {OP_DESCRIPTIONS[op]}")
-                for op in ops]
-    if limit_handles:
-        handles += limit_handles
-        if len(ks) > 1:
-            handles.append(Line2D([], [], color="grey", ls=dashed, marker="o", markerfacecolor="none",
-                                  label="limit on K cores: flops per state ÷ peak measured on K (right)"))
-    if len(ks) > 1:
-        handles.append(Line2D([], [], color="grey", ls=":", lw=0.9, label="ideal 1/K scaling from 1 core (right)"))
-    if any(m.workers is None for m in at_largest):
-        handles.append(Line2D([], [], color="grey", lw=0.8, alpha=0.45, label="serial per-call loops (right)"))
-    if any(m.extrapolated for m in mine):
-        handles.append(Line2D([], [], color="grey", marker="o", ls="none", markerfacecolor="none",
-                              label="per-call loop timed on a prefix of the N states"))
-    fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=7, frameon=False)
-    env = result.environment
-    peak_text = ""
-    if gflops:
-        peak_text = "; peak " + ", ".join(f"{g:.1f} GFLOP/s on {k}" for k, g in sorted(gflops.items()))
-    fig.suptitle(f"{robot}: time per state — {env['cpu']}, {env['date'][:10]}{peak_text}", fontsize=10)
-    rows = (len(handles) + 1) // 2
-    fig.tight_layout(rect=(0, 0.02 + 0.024 * rows, 1, 1))
-    path = Path(path)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path

@@ -453,7 +453,8 @@ def _schedule(args) -> int:
     for note in study.graph.notes:
         console.print(f"[yellow]note:[/] {escape(note)}")
     if args.plot:
-        console.print(f"wrote {escape(str(plot_study(study, args.plot)))}")
+        for written in plot_study(study, args.plot):   # the Gantt chart, the speed-up and efficiency
+            console.print(f"wrote {escape(str(written))}")
     return EXIT_OK
 
 

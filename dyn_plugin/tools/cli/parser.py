@@ -313,4 +313,5 @@ def _schedule_arguments(sc) -> None:
     sc.add_argument("--friction", action="store_true",
                     help="add the bearing and transmission friction subtasks of each joint (Table 3.3)")
     sc.add_argument("--json", metavar="FILE", help="write the schedules as JSON ('-' for stdout)")
-    sc.add_argument("--plot", metavar="FILE.png", help="write a Gantt chart, and speed-up and efficiency against p")
+    sc.add_argument("--plot", metavar="FILE.png", help="write a Gantt chart to FILE.png, and the speed-up and "
+                                                       "efficiency against p to FILE-speedup.png")
