@@ -40,8 +40,8 @@ GENERATED_PREFIX = "_dyn_plugin_symbolic_"   # module names of generated code (b
 
 class Activity:
     """The state shown: the last step, the functions numba is compiling now (innermost
-    last), how many it has compiled.  ``write(line)`` prints a line (stderr, not a
-    terminal) or None on a terminal, where ``bar`` (a rich Progress) shows it."""
+    last), how many it has compiled.  Without ``bar``, :meth:`line` prints on stderr; with
+    ``bar`` (a rich Progress, on a terminal) the bar's description shows the state."""
 
     def __init__(self, command: str, bar=None, clock: Callable[[], float] = time.monotonic):
         self.command, self.bar, self.clock = command, bar, clock
@@ -124,20 +124,17 @@ class Activity:
         return report
 
 
-class _NumbaListener:
-    """numba's "numba:compile" events to :class:`Activity` (built lazily: imports numba)."""
+def _numba_listener(activity: Activity):
+    """A listener of numba's "numba:compile" events that tells ``activity``."""
+    from numba.core import event
 
-    @staticmethod
-    def create(activity: Activity):
-        from numba.core import event
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            activity.compile_started(*_compiled_function(ev.data["dispatcher"]))
 
-        class Listener(event.Listener):
-            def on_start(self, ev):
-                activity.compile_started(*_compiled_function(ev.data["dispatcher"]))
-
-            def on_end(self, ev):
-                activity.compile_ended()
-        return Listener()
+        def on_end(self, ev):
+            activity.compile_ended()
+    return Listener()
 
 
 def _numba_own(where: str) -> bool:
@@ -187,7 +184,7 @@ def activity(command: str, console=None):
                                                TextColumn("{task.fields[count]}"), TimeElapsedColumn(), console=err,
                                                transient=True))
         state = Activity(command, bar)
-        stack.enter_context(event.install_listener("numba:compile", _NumbaListener.create(state)))
+        stack.enter_context(event.install_listener("numba:compile", _numba_listener(state)))
         handler, level = _Handler(state), logger.level
         logger.addHandler(handler)
         logger.setLevel(logging.DEBUG)
