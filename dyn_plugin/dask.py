@@ -18,12 +18,15 @@ never imports dask, and this module imports it only when a function needs it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
 import importlib.util
+import logging
 import os
 import pickle
+import signal
 import socket
 import threading
 from typing import Callable, Optional
@@ -33,8 +36,8 @@ import numpy as np
 from .errors import BackendError, ClusterError, DynPluginError, InputError
 from .model import RobotModel
 
-__all__ = ["BackendSpec", "ClusterError", "backend_of", "bias_forces", "cache_info", "connect", "forward_dynamics",
-           "gravity_torques", "inverse_dynamics", "mass_matrix", "model_digest"]
+__all__ = ["BackendSpec", "ClusterError", "backend_of", "bias_forces", "cache_info", "close", "connect",
+           "forward_dynamics", "gravity_torques", "interrupts_held", "inverse_dynamics", "mass_matrix", "model_digest"]
 
 DASHBOARD_PORT = 8787
 
@@ -218,13 +221,15 @@ def connect(address: Optional[str] = None, workers: Optional[int] = None, timeou
         127.0.0.1:8787 (disabled when that port is taken).  Each worker's numba kernels get
         cores // workers threads (at least 1).  Otherwise a scheduler's address
         (``"tcp://host:8786"``), reached within ``timeout`` seconds or :class:`ClusterError`.
-    quiet : do not print the dashboard link.
+    quiet : print nothing: no dashboard link, and of distributed's own log (a new local
+        cluster's) only errors, not its warnings (of tasks cancelled by an interrupt, of an
+        event loop held up by numba compiling...).
     """
     if not (isinstance(timeout, (int, float)) and np.isfinite(timeout) and timeout > 0):
         raise InputError(f"timeout must be a positive number of seconds, got {timeout!r}")
     require("distributed")
     if address is None:
-        client, dashboard = _local_client(workers)
+        client, dashboard = _local_client(workers, logging.ERROR if quiet else logging.WARNING)
     else:
         if workers is not None:
             raise InputError("workers= applies to a new local cluster; a scheduler at an address has its own workers")
@@ -243,7 +248,7 @@ def _port_free(host: str, port: int) -> bool:
     return True
 
 
-def _local_client(workers):
+def _local_client(workers, log_level: int):
     from distributed import Client, LocalCluster
 
     cores = os.cpu_count() or 1
@@ -255,14 +260,71 @@ def _local_client(workers):
     dashboard = _port_free("127.0.0.1", DASHBOARD_PORT)
     # a taken port: no dashboard, and the scheduler's small HTTP server (health checks) on any free port
     where = f"127.0.0.1:{DASHBOARD_PORT}" if dashboard else "127.0.0.1:0"
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                           dashboard_address=where, scheduler_kwargs={"dashboard": dashboard},
-                           env={"NUMBA_NUM_THREADS": str(max(1, cores // workers))})
+    client = None
     try:
-        return Client(cluster), dashboard
-    except BaseException:
-        cluster.close()
+        with interrupts_held() as held:   # a cluster stopped while its processes start cannot be closed cleanly
+            try:
+                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                       dashboard_address=where, scheduler_kwargs={"dashboard": dashboard},
+                                       env={"NUMBA_NUM_THREADS": str(max(1, cores // workers))},
+                                       preload=[__name__], silence_logs=log_level)
+            except Exception:
+                if held:              # a terminal's Ctrl-C reached the worker processes as they started
+                    raise KeyboardInterrupt from None
+                raise
+            try:
+                client = Client(cluster)
+            except BaseException:
+                cluster.close()
+                raise
+    except KeyboardInterrupt:         # held until the cluster was up: close it first
+        if client is not None:
+            close(client, quiet=True)
         raise
+    return client, dashboard
+
+
+def dask_setup(worker) -> None:
+    """distributed's preload hook, run in each worker process of :func:`connect`'s local
+    cluster as it starts: the worker ignores Ctrl-C (SIGINT, which a terminal sends to
+    every process of the group), so that this process alone answers it, cancelling the
+    tasks and closing the cluster, instead of every worker printing its own traceback."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def close(client, quiet: bool = False) -> None:
+    """Close ``client`` and the local cluster it runs on, if it started one, Ctrl-C held
+    meanwhile.  ``quiet``: after an interrupt, without the shutdown reports of
+    distributed's and asyncio's loggers for this process (tasks cancelled and destroyed
+    mid-run: what an interrupt means, not something wrong)."""
+    if quiet:
+        for name in ("distributed", "asyncio"):
+            logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    with interrupts_held():
+        cluster = client.cluster
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+@contextlib.contextmanager
+def interrupts_held():
+    """Ctrl-C (SIGINT) waits until the block is done, then raises KeyboardInterrupt: for
+    work that an interrupt would leave half done (a cluster starting, a Zarr write whose
+    asyncio tasks would be destroyed pending).  Yields the list of signals held so far.
+    Signals reach the main thread only; elsewhere the block runs as it is."""
+    held: list = []
+    if threading.current_thread() is not threading.main_thread():
+        yield held
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield held
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if held:
+        raise KeyboardInterrupt
 
 
 def _remote_client(address, timeout: float):

@@ -42,7 +42,7 @@ from typing import Callable, Optional, Union
 
 import numpy as np
 
-from .dask import BackendSpec, backend_of, digest_of, model_digest, require
+from .dask import BackendSpec, backend_of, digest_of, interrupts_held, model_digest, require
 from .errors import DynPluginError, InputError, argument
 from .model import RobotModel
 from .sampling import TRAJECTORY_SAMPLES, trajectory_states, uniform_states
@@ -147,8 +147,9 @@ def dataset(robot, states, *, out, backend: str = "newton_euler", friction=None,
     with_friction = type(be).can("friction")
     plan = _Plan(str(Path(out).resolve()), int(states), int(chunk), int(seed), int(model_digest(model)[:16], 16),
                  bool(trajectories), tuple(quantities), bool(mass_matrix), with_friction and "tau" in quantities)
-    group = _open_store(Path(out), _attributes(model, spec, be, plan), plan, model.n, overwrite)
-    pending = [int(c) for c in np.flatnonzero(~group["done"][:])]
+    with interrupts_held():    # a Zarr call cut short leaves its asyncio tasks pending (and a store half made)
+        group = _open_store(Path(out), _attributes(model, spec, be, plan), plan, model.n, overwrite)
+        pending = [int(c) for c in np.flatnonzero(~group["done"][:])]
     start = time.perf_counter()
     with _progress(progress, len(pending), plan.chunk) as report:
         if client is None:
@@ -158,7 +159,8 @@ def dataset(robot, states, *, out, backend: str = "newton_euler", friction=None,
         else:
             _run_distributed(client, pending, spec, plan, report)
     seconds = time.perf_counter() - start
-    _finish(group, plan)
+    with interrupts_held():
+        _finish(group, plan)
     computed = sum(last - first for first, last in map(plan.bounds, pending))
     return DatasetSummary(plan.out, plan.states, plan.chunks, len(pending), plan.chunks - len(pending), seconds,
                           computed / seconds if computed else 0.0)
@@ -368,11 +370,12 @@ def _run_chunk(c: int, spec: BackendSpec, plan: _Plan) -> int:
     import zarr
 
     data = _chunk_data(c, spec, plan)
-    group = zarr.open_group(plan.out, mode="r+")
     start, stop = plan.bounds(c)
-    for name, values in data.items():
-        group[name][start:stop] = values
-    group["done"][c] = True
+    with interrupts_held():    # in this process's main thread: Ctrl-C once the chunk is written
+        group = zarr.open_group(plan.out, mode="r+")
+        for name, values in data.items():
+            group[name][start:stop] = values
+        group["done"][c] = True
     return stop - start
 
 

@@ -234,3 +234,33 @@ def test_get_backend_asks_for_a_robot_model_for_anything_else(model, given):
     model = pin.Model() if model == "pin.Model" else model
     with pytest.raises(TypeError, match=rf"get_backend needs a RobotModel: dp\.load_robot\('puma560'\).*{given}$"):
         dp.get_backend("newton_euler", model)
+
+
+# -- 7. Ctrl-C: exit 130, one line that says how to resume, no asyncio noise -----------------------
+
+def test_ctrl_c_in_dataset_exits_130_and_says_how_to_resume(tmp_path):
+    """SIGINT to the whole process group (what a terminal's Ctrl-C sends) once the first
+    chunks are written: zarr's asyncio tasks must not be left pending ("Task was destroyed")."""
+    pytest.importorskip("zarr")
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from dyn_plugin.dataset import read_dataset
+
+    store = tmp_path / "big.zarr"
+    command = [sys.executable, "-m", "dyn_plugin.tools.cli", "dataset", "puma560", "--states", "500000",
+               "--chunk", "1000", "--out", str(store)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    first = process.stderr.readline()          # the first progress line: 50 of 500 chunks written
+    os.killpg(process.pid, signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert first.startswith("dataset: "), first + err
+    assert process.returncode == 130, err
+    assert "Task was destroyed" not in err and "Traceback" not in err and "never awaited" not in err, err
+    assert err.strip().splitlines()[-1] == (f"dyn-plugin: interrupted; the chunks done are kept in {store}: run the "
+                                            "same command again to resume (it computes only the missing chunks)")
+    with pytest.raises(dp.InputError, match="incomplete"):
+        read_dataset(store)

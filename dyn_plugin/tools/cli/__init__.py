@@ -24,8 +24,12 @@ def main(argv=None) -> int:
     """Run ``dyn-plugin`` with ``argv`` (default: the command line); returns the exit code.
     While the verb runs, the library's messages name its options (``--out``), not the
     keywords of the Python API (``out``): :func:`dyn_plugin.errors.argument`."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:
+        print("dyn-plugin: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     spelling = option_spelling(parser, args.command)
     with warnings.catch_warnings(), arguments_spelled(spelling):
         warnings.showwarning = _show_warning
@@ -34,8 +38,8 @@ def main(argv=None) -> int:
             return COMMANDS[args.command](args)
         except (DynPluginError, OSError, UnicodeDecodeError) as exc:
             return _input_error(_describe(exc))
-        except KeyboardInterrupt:
-            print("dyn-plugin: interrupted", file=sys.stderr)
+        except KeyboardInterrupt as interrupt:    # a verb may say what to do next (dataset: how to resume)
+            print(f"dyn-plugin: interrupted{f'; {interrupt}' if str(interrupt) else ''}", file=sys.stderr)
             return EXIT_INTERRUPTED
         except Exception:  # a bug: keep the traceback, and an exit code no check or input error uses
             import traceback

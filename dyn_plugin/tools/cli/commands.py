@@ -145,18 +145,19 @@ def _dask_client(args):
     if getattr(args, "dask", None) is None:
         yield None
         return
-    from ...dask import connect
+    from ...dask import close, connect
 
     client = connect(None if args.dask == LOCAL_CLUSTER else args.dask, quiet=True)
     print(f"dask: {len(client.scheduler_info(n_workers=-1)['workers'])} workers; dashboard {client.dashboard_link}",
           file=sys.stderr, flush=True)
+    interrupted = False
     try:
         yield client
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
     finally:
-        cluster = client.cluster
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        close(client, quiet=interrupted)
 
 
 def _validate(args) -> int:
@@ -320,13 +321,23 @@ def _friction_envelope(args, model) -> int:
 def _dataset(args) -> int:
     from ...dataset import dataset
 
-    with _dask_client(args) as client:
+    with _resumed_by_a_rerun(args.store), _dask_client(args) as client:
         summary = dataset(load_model(args), args.states, out=args.store, backend=args.backend, friction=args.friction,
                           chunk=args.chunk, seed=args.seed, trajectories=args.trajectories,
                           mass_matrix=args.mass_matrix, client=client, overwrite=args.overwrite)
     print(f"{summary.path}: {summary.states:,} states in {summary.chunks} chunks; computed {summary.computed}, "
           f"skipped {summary.skipped} (done before), {summary.seconds:.1f} s, {summary.states_per_second:,.0f} states/s")
     return EXIT_OK
+
+
+@contextlib.contextmanager
+def _resumed_by_a_rerun(store: str):
+    """An interrupt (Ctrl-C) says that the dataset at ``store`` resumes where it stopped."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(f"the chunks done are kept in {store}: run the same command again to resume "
+                                "(it computes only the missing chunks)") from None
 
 
 def _print_friction(console, model, backend, study, args) -> None:
