@@ -168,7 +168,9 @@ class RobotModel:
     @property
     def nq(self) -> int:
         """Length of a configuration q: the independent joints (n without mimic joints), 7 more
-        with a floating base."""
+        with a floating base.  A continuous joint (URDF ``continuous``, :attr:`continuous`) is
+        one coordinate, its angle in rad, where pinocchio's ``model.nq`` counts two, (cos, sin):
+        pinocchio's nq exceeds ours by the number of continuous joints (its ``nv`` equals ours)."""
         return len(self.configuration_names)
 
     @property

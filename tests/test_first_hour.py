@@ -264,3 +264,27 @@ def test_ctrl_c_in_dataset_exits_130_and_says_how_to_resume(tmp_path):
                                             "same command again to resume (it computes only the missing chunks)")
     with pytest.raises(dp.InputError, match="incomplete"):
         read_dataset(store)
+
+
+# -- 9. continuous joints: one coordinate here, (cos, sin) in pinocchio -----------------------------
+
+WHEEL = """<robot name="wheel"><link name="base"/>
+<link name="a"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<link name="b"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<joint name="spin" type="continuous"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/></joint>
+<joint name="arm" type="revolute"><parent link="a"/><child link="b"/><origin xyz="0.1 0 0"/><axis xyz="0 1 0"/>
+<limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>"""
+
+
+def test_info_shows_continuous_joints_and_both_configuration_lengths(tmp_path, capsys):
+    import pinocchio as pin
+
+    path = tmp_path / "wheel.urdf"
+    path.write_text(WHEEL)
+    assert run(["info", str(path)]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split("│")[2].strip(): line.split("│")[3].strip() for line in out.splitlines() if line.count("│") > 5}
+    assert rows == {"spin": "continuous", "arm": "revolute"}
+    reference = pin.buildModelFromUrdf(str(path))
+    assert (dp.load_robot(str(path)).nq, reference.nq) == (2, 3)
+    assert f"nq = 2 here, {reference.nq} in pinocchio" in " ".join(out.split())

@@ -404,7 +404,7 @@ def _info(args) -> int:
         table.add_column(column)
     for i in range(model.n):
         parent = model.base_link if model.parents[i] < 0 else model.link_names[model.parents[i]]
-        table.add_row(str(i), escape(model.joint_names[i]), model.joint_types[i], escape(parent),
+        table.add_row(str(i), escape(model.joint_names[i]), _joint_type(model, i), escape(parent),
                       f"{model.lower[i]:.4g}", f"{model.upper[i]:.4g}", escape(model.link_names[i]),
                       f"{model.masses[i]:.4g}", np.array2string(model.coms[i], precision=4))
     console = _console()
@@ -421,7 +421,18 @@ def _info(args) -> int:
     if model.n == 0:
         console.print(f"[yellow]note:[/] {escape(model.name)} has no moving joint (only fixed joints): "
                       "dyn-plugin validate has nothing to compare")
+    continuous = [name for name, free in zip(model.joint_names, model.continuous) if free]
+    if continuous:
+        console.print(f"[yellow]note:[/] continuous joint(s) {escape(', '.join(continuous))}: one coordinate each "
+                      f"here (the angle, rad), two in pinocchio's q (cos, sin); nq = {model.nq} here, "
+                      f"{model.nq + len(continuous)} in pinocchio")
     return EXIT_OK
+
+
+def _joint_type(model, i: int) -> str:
+    """The joint's URDF type: revolute, continuous (a revolute joint without limits, one
+    coordinate here, two in pinocchio's q: (cos, sin)), prismatic."""
+    return "continuous" if model.continuous[i] else model.joint_types[i]
 
 
 def _schedule(args) -> int:
