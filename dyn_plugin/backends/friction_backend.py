@@ -455,8 +455,9 @@ class FrictionBackend(Backend):
         jacobians = [dq, dv, self._batch_mass_matrix(q)]                    # of τ_out, so far
         slope = np.zeros_like(qd)                   # ∂τ_out/∂d · ∂d/∂q̇: the diagonal of ∂/∂q̇ through d
         magnitude = 0.0                             # |τ_f| of the bearings
+        if friction.bearing is not None or friction.transmission is not None:
+            rate = law_derivatives.direction_derivative(qd, friction.smoothing, joints=names)     # ∂d/∂q̇
         if friction.bearing is not None:
-            rate = law_derivatives.direction_derivative(qd, friction.smoothing, joints=names)
             force, moment = self._axis_wrenches(q, qd, qdd)
             bearing = self._bearing_jacobians(q, qd, qdd, d, force, moment)
             jacobians = [J + bearing[:, s] for s, J in enumerate(jacobians)]
@@ -467,8 +468,7 @@ class FrictionBackend(Backend):
             by_torque, by_direction = law_derivatives.transmission_partials(friction.transmission, tau_out, d,
                                                                             joints=names)
             jacobians = [by_torque[:, :, None] * J for J in jacobians]
-            slope = by_torque * slope + by_direction * law_derivatives.direction_derivative(
-                qd, friction.smoothing, joints=names)
+            slope = by_torque * slope + by_direction * rate
         slope = slope + law_derivatives.load_independent_torque_derivative(friction, qd, joints=names)
         if friction.dynamic is not None:
             slope = slope + self._steady_state_slope(qd)

@@ -57,6 +57,24 @@ def _refuse(function: str, bad: np.ndarray, joints, single: bool, condition: str
     raise InputError(f"{function}: {where}: {condition}; {remedy}")
 
 
+def _refuse_among(function: str, bad: np.ndarray, columns, joints, single: bool, condition: str,
+                  remedy: str) -> None:
+    """:func:`_refuse` for ``bad`` (N, k) over the joints ``columns`` (k indices, or a slice
+    of them): the first of them with a True entry, at its first state."""
+    if bad.any():
+        k = int(np.argmax(bad.any(axis=0)))
+        index = columns.start + k if isinstance(columns, slice) else int(columns[k])
+        _refuse(function, bad[:, k], joints, single, condition, remedy, index)
+
+
+def _selection(indices: np.ndarray):
+    """Joint ``indices`` (ascending) as a slice when they are consecutive (numpy then gives
+    views, and ``+=`` works in place), else as they are."""
+    if len(indices) and indices[-1] - indices[0] + 1 == len(indices):
+        return slice(int(indices[0]), int(indices[-1]) + 1)
+    return indices
+
+
 def _names(joints, n: int):
     """Joint names for messages from a sequence of names or a robot model (None: indices)."""
     if joints is None:
@@ -300,63 +318,71 @@ def bearing_magnitude_gradient(bearing: BearingFriction, force, moment, *, where
     grad_f, grad_n = np.zeros_like(force), np.zeros_like(moment)
     remedy = ("evaluate where the load is not 0 there, or skip the joints whose bearing term d·|τ_f| "
               "vanishes (where=(d != 0))")
-    for i, kind in enumerate(bearing.kinds):
-        f, m, on = force[:, i, :], moment[:, i, :], mask[:, i]
-        mu, r, d = bearing.mu[i], bearing.radius[i], bearing.spacing[i]
-        fx, fy, fz, nx, ny = f[:, 0], f[:, 1], f[:, 2], m[:, 0], m[:, 1]
+    mu, r, spacing = bearing.mu, bearing.radius, bearing.spacing
+    spaced = spacing != 0                                      # a zero spacing: no such bearing (c = 0)
+    coefficients = {"journal": mu * r, "journal_pair": np.divide(mu * r, spacing, out=np.zeros(n), where=spaced),
+                    "linear": np.divide(mu, spacing, out=np.zeros(n), where=spaced), "thrust": mu * r}
+    kinds = np.array(bearing.kinds)
+    # each kind at once over its joints (J), in the order of their first joint: the same arithmetic per
+    # entry as joint by joint, without numpy's per-call cost paid once per joint
+    for kind in dict.fromkeys(bearing.kinds):
+        if kind == "none":
+            continue
+        c = coefficients[kind]
+        J = _selection(np.flatnonzero((kinds == kind) & (c != 0)))
+        if isinstance(J, np.ndarray) and not len(J):
+            continue
+        c, on = c[J], mask[:, J]
+        f, m = force[:, J, :], moment[:, J, :]
+        fx, fy, fz, nx, ny = f[..., 0], f[..., 1], f[..., 2], m[..., 0], m[..., 1]
         if kind == "journal":
-            c = mu * r
-            if c == 0:
-                continue
             radial = np.hypot(fx, fy)
-            _refuse(function, on & (radial == 0), names, single,
-                    "journal bearing: the radial load |(f_x, f_y)| is 0, where μ r |F_N| has no gradient", remedy, i)
+            _refuse_among(function, on & (radial == 0), J, names, single,
+                          "journal bearing: the radial load |(f_x, f_y)| is 0, where μ r |F_N| has no gradient",
+                          remedy)
             safe = np.where(on, radial, 1.0)
-            grad_f[:, i, 0] = np.where(on, c * fx / safe, 0.0)
-            grad_f[:, i, 1] = np.where(on, c * fy / safe, 0.0)
+            grad_f[:, J, 0] = np.where(on, c * fx / safe, 0.0)
+            grad_f[:, J, 1] = np.where(on, c * fy / safe, 0.0)
         elif kind == "journal_pair":
-            c = mu * r / d
-            if c == 0:
-                continue
-            h = 0.5 * d
+            h = 0.5 * spacing[J]
+            ch, all_on = c * h, on.all()
             sign = -1.0 if bearing.printed else 1.0      # the n_x term of A (B has the opposite)
             # A = (h f_x − n_y, h f_y + sign n_x), B = (h f_x + n_y, h f_y − sign n_x)
             for label, a0, a1, s_ny, s_nx in (("A", h * fx - ny, h * fy + sign * nx, -1.0, sign),
                                               ("B", h * fx + ny, h * fy - sign * nx, 1.0, -sign)):
                 norm = np.hypot(a0, a1)
-                load = (f"bearing load {label} = (½d f_x {'−' if s_ny < 0 else '+'} n_y, "
-                        f"½d f_y {'+' if s_nx > 0 else '−'} n_x) is 0")
-                _refuse(function, on & (norm == 0), names, single,
-                        f"journal_pair bearing{' (printed eq. 3.3)' if bearing.printed else ''}: the {load}, "
-                        "where its norm has no gradient", remedy, i)
-                safe = np.where(on, norm, 1.0)
-                u0, u1 = np.where(on, a0 / safe, 0.0), np.where(on, a1 / safe, 0.0)
-                grad_f[:, i, 0] += c * h * u0
-                grad_f[:, i, 1] += c * h * u1
-                grad_n[:, i, 1] += c * s_ny * u0
-                grad_n[:, i, 0] += c * s_nx * u1
+                kink = on & (norm == 0)
+                if kink.any():
+                    load = (f"bearing load {label} = (½d f_x {'−' if s_ny < 0 else '+'} n_y, "
+                            f"½d f_y {'+' if s_nx > 0 else '−'} n_x) is 0")
+                    _refuse_among(function, kink, J, names, single,
+                                  f"journal_pair bearing{' (printed eq. 3.3)' if bearing.printed else ''}: the "
+                                  f"{load}, where its norm has no gradient", remedy)
+                if all_on:                                # (the same values, fewer numpy calls)
+                    u0, u1 = a0 / norm, a1 / norm
+                else:
+                    safe = np.where(on, norm, 1.0)
+                    u0, u1 = np.where(on, a0 / safe, 0.0), np.where(on, a1 / safe, 0.0)
+                grad_f[:, J, 0] += ch * u0
+                grad_f[:, J, 1] += ch * u1
+                grad_n[:, J, 1] += c * s_ny * u0
+                grad_n[:, J, 0] += c * s_nx * u1
         elif kind == "linear":
-            c = mu / d
-            if c == 0:
-                continue
-            h = 0.5 * d
+            h = 0.5 * spacing[J]
             # (term, name, component of f it scales by h, moment component, its sign)
             for t, text, fk, nk, s_n in ((h * fx - ny, "½d f_x − n_y", 0, 1, -1.0),
                                          (h * fy - nx, "½d f_y − n_x", 1, 0, -1.0),
                                          (h * fx + ny, "½d f_x + n_y", 0, 1, 1.0),
                                          (h * fy + nx, "½d f_y + n_x", 1, 0, 1.0)):
-                _refuse(function, on & (t == 0), names, single,
-                        f"linear bearing: the load term {text} is 0, where its |·| has a kink", remedy, i)
+                _refuse_among(function, on & (t == 0), J, names, single,
+                              f"linear bearing: the load term {text} is 0, where its |·| has a kink", remedy)
                 sg = np.where(on, np.sign(t), 0.0)
-                grad_f[:, i, fk] += c * h * sg
-                grad_n[:, i, nk] += c * s_n * sg
+                grad_f[:, J, fk] += c * h * sg
+                grad_n[:, J, nk] += c * s_n * sg
         elif kind == "thrust":
-            c = mu * r
-            if c == 0:
-                continue
-            _refuse(function, on & (fz == 0), names, single,
-                    "thrust bearing: the axial load f_z is 0, where μ r |f_z| has a kink", remedy, i)
-            grad_f[:, i, 2] = np.where(on, c * np.sign(fz), 0.0)
+            _refuse_among(function, on & (fz == 0), J, names, single,
+                          "thrust bearing: the axial load f_z is 0, where μ r |f_z| has a kink", remedy)
+            grad_f[:, J, 2] = np.where(on, c * np.sign(fz), 0.0)
     if single and single_moment:
         return grad_f[0], grad_n[0]
     return grad_f, grad_n
@@ -372,13 +398,13 @@ def _curve_slopes(curve: EfficiencyCurve, x: np.ndarray) -> tuple:
     xp, yp = curve.load_ratio, curve.efficiency
     inside_left = (x > xp[0]) & (x <= xp[-1])               # the clip of x passes motion to the left
     inside_right = (x >= xp[0]) & (x < xp[-1])              # ... and to the right
-    xc = np.clip(x, xp[0], xp[-1])
+    xc = np.minimum(np.maximum(x, xp[0]), xp[-1])          # np.clip, without its Python overhead
     eta = curve(x)
     if curve.kind == "linear":
-        slopes = np.diff(yp) / np.diff(xp)
+        slopes = (yp[1:] - yp[:-1]) / (xp[1:] - xp[:-1])
         last = len(slopes) - 1
-        left = slopes[np.clip(np.searchsorted(xp, xc, side="left") - 1, 0, last)]
-        right = slopes[np.clip(np.searchsorted(xp, xc, side="right") - 1, 0, last)]
+        left = slopes[np.minimum(np.maximum(np.searchsorted(xp, xc, side="left") - 1, 0), last)]
+        right = slopes[np.minimum(np.maximum(np.searchsorted(xp, xc, side="right") - 1, 0), last)]
         return eta, np.where(inside_left, left, 0.0), np.where(inside_right, right, 0.0)
     spline = curve._spline                                  # the cubic's spline, built by EfficiencyCurve
     value, slope = spline(xc), spline(xc, 1)
@@ -445,24 +471,24 @@ def transmission_partials(transmission: Optional[TransmissionFriction], tau_out,
     names = _names(joints, n)
     d_tau, d_d = np.ones_like(tau), np.zeros_like(tau)
     curves = () if transmission is None else transmission.curves
-    for i, curve in enumerate(curves):
-        if curve is None:
-            continue
-        t, di, rated = tau[:, i], d[:, i], transmission.rated_torque[i]
+    # the joints sharing a curve (J) at once: per entry the same arithmetic as joint by joint
+    for curve in {id(curve): curve for curve in curves if curve is not None}.values():
+        J = _selection(np.array([i for i, other in enumerate(curves) if other is curve]))
+        t, di, rated = tau[:, J], d[:, J], transmission.rated_torque[J]
         eta, left, right = _curve_slopes(curve, np.abs(t) / rated)
         moving = di != 0
         zero = t == 0
-        _refuse(function, moving & zero & (eta != 1.0), names, single,
-                "τ_out = 0 with d ≠ 0: T = τ_out·η^(−d·sgn τ_out) switches between driving (τ_out/η) and "
-                "back-driven (τ_out·η) there, a kink", "evaluate at τ_out ≠ 0 or where d = 0 (the "
-                "efficiency law has no smoothing of sgn(τ_out))", i)
-        _refuse(function, moving & ~zero & (left != right), names, single,
-                f"the load ratio |τ_out|/τ_rated sits on a kink of the {curve.kind} efficiency curve "
-                f"(slopes of η differ on its two sides)", "evaluate off the curve's breakpoints and ends "
-                "(or where d = 0)", i)
+        _refuse_among(function, moving & zero & (eta != 1.0), J, names, single,
+                      "τ_out = 0 with d ≠ 0: T = τ_out·η^(−d·sgn τ_out) switches between driving (τ_out/η) and "
+                      "back-driven (τ_out·η) there, a kink", "evaluate at τ_out ≠ 0 or where d = 0 (the "
+                      "efficiency law has no smoothing of sgn(τ_out))")
+        _refuse_among(function, moving & ~zero & (left != right), J, names, single,
+                      f"the load ratio |τ_out|/τ_rated sits on a kink of the {curve.kind} efficiency curve "
+                      f"(slopes of η differ on its two sides)", "evaluate off the curve's breakpoints and ends "
+                      "(or where d = 0)")
         power = eta ** (-di * np.sign(t))                    # η^e, as efficiency_factor computes it
-        d_tau[:, i] = np.where(zero, 1.0, power * (1.0 - di * t * right / (rated * eta)))
-        d_d[:, i] = -np.abs(t) * power * np.log(eta)
+        d_tau[:, J] = np.where(zero, 1.0, power * (1.0 - di * t * right / (rated * eta)))
+        d_d[:, J] = -np.abs(t) * power * np.log(eta)
     if single and single_d:
         return d_tau[0], d_d[0]
     return d_tau, d_d

@@ -344,7 +344,8 @@ class EfficiencyCurve:
             object.__setattr__(self, "_spline", CubicSpline(x, y))
 
     def __call__(self, ratio: np.ndarray) -> np.ndarray:
-        ratio = np.clip(np.asarray(ratio, dtype=float), self.load_ratio[0], self.load_ratio[-1])
+        # np.clip's result, without its ~5 µs of Python around a small array
+        ratio = np.minimum(np.maximum(np.asarray(ratio, dtype=float), self.load_ratio[0]), self.load_ratio[-1])
         if self.kind == "linear":
             return np.interp(ratio, self.load_ratio, self.efficiency)
         return np.clip(self._spline(ratio), self.efficiency.min(), 1.0)  # a spline may overshoot the table
@@ -435,7 +436,9 @@ class BearingFriction:
     def magnitude(self, force: np.ndarray, moment: np.ndarray) -> np.ndarray:
         """|τ_f^J| (N, n) from the joint reaction force and moment (N, n, 3), joint frames."""
         out = np.zeros(force.shape[:-1])
-        for i, kind in enumerate(self.kinds):
+        kinds = np.array(self.kinds)
+        for kind in dict.fromkeys(self.kinds):       # the joints of one kind at once, entry by entry as one by one
+            i = np.flatnonzero(kinds == kind)
             f, m, mu, r, d = force[..., i, :], moment[..., i, :], self.mu[i], self.radius[i], self.spacing[i]
             if kind == "journal":
                 out[..., i] = journal_bearing(f, mu, r)
