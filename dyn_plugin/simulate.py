@@ -89,6 +89,17 @@ class Trajectory:
     dt: float
     limit_events: tuple = ()
     friction_state: Optional[np.ndarray] = None
+    robot: str = ""                     # the model's name
+
+    def __repr__(self) -> str:
+        """A summary (what ``print`` shows); the arrays are the attributes."""
+        samples, energy = len(self.t), self.energy
+        extras = "".join([f", {len(self.limit_events)} limit event(s)" if self.limit_events else "",
+                          ", friction_state z" if self.friction_state is not None else ""])
+        return (f"Trajectory({self.robot or 'robot'}: {samples} samples over {self.t[-1] - self.t[0]:g} s, "
+                f"dt {self.dt:g} s, {self.integrator}; nq {self.q.shape[1]}, nv {self.qd.shape[1]}; "
+                f"energy {energy[0]:.6g} -> {energy[-1]:.6g} J (relative drift {self.relative_energy_drift():.2e})"
+                f"{extras}; arrays t, q, qd, qdd, tau, kinetic, potential)")
 
     @property
     def energy(self) -> np.ndarray:
@@ -210,7 +221,7 @@ def simulate(backend, q0, qd0, torque: Union[Callable, np.ndarray], duration: fl
     divergence.check(steps, q[steps], qd[steps], qdd=qdd[steps])
     return Trajectory(t=t, q=q, qd=qd, qdd=qdd, tau=tau, kinetic=kinetic_energy(backend, q, qd),
                       potential=potential_energy(model, q, backend.gravity), integrator=integrator, dt=dt,
-                      limit_events=tuple(limits.events), friction_state=bristles)
+                      limit_events=tuple(limits.events), friction_state=bristles, robot=model.name)
 
 
 def _check_options(integrator, on_limit, dt, duration, viscous) -> None:

@@ -5,6 +5,7 @@ Ctrl-C, and summaries instead of array dumps."""
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -102,10 +103,12 @@ def test_the_mimic_warning_names_the_option_on_the_command_line(tmp_path, capsys
     path.write_text(MIMIC_URDF)
     with pytest.warns(URDFWarning, match=r"load with mimic=True for reduced"):
         dp.load_robot(str(path))
-    assert run(["validate", "--robot", str(path), "--backend", "newton_euler", "--quantity", "tau",
-                "--samples", "2", "--against", "pinocchio"]) == 0
+    with warnings.catch_warnings():                  # shown as the command line shows it, whatever pytest's filter
+        warnings.simplefilter("default", URDFWarning)
+        assert run(["validate", "--robot", str(path), "--backend", "newton_euler", "--quantity", "tau",
+                    "--samples", "2", "--against", "pinocchio"]) == 0
     warning = [line for line in capsys.readouterr().err.splitlines() if "mimic joints" in line]
-    assert len(warning) == 1 and "load with --mimic for reduced" in warning[0], warning
+    assert warning and all("load with --mimic for reduced" in line for line in warning), warning
 
 
 def test_an_unknown_reference_lists_the_references(capsys):
@@ -288,3 +291,38 @@ def test_info_shows_continuous_joints_and_both_configuration_lengths(tmp_path, c
     reference = pin.buildModelFromUrdf(str(path))
     assert (dp.load_robot(str(path)).nq, reference.nq) == (2, 3)
     assert f"nq = 2 here, {reference.nq} in pinocchio" in " ".join(out.split())
+
+
+# -- 11. what is written is said; summaries, not array dumps; aligned tables ---------------------
+
+def test_validate_says_each_file_it_writes(tmp_path, capsys):
+    paths = {"--json": tmp_path / "r.json", "--report": tmp_path / "r.md", "--plots": tmp_path / "plots"}
+    paths["--plots"].mkdir()
+    argv = ["validate", "--suite", "quick", "--robot", "scara", "--backend", "newton_euler", "--samples", "2"]
+    assert run([*argv, *(str(x) for pair in paths.items() for x in pair)]) == 0
+    said = [line.split(" (")[0].removeprefix("wrote ") for line in capsys.readouterr().out.splitlines()
+            if line.startswith("wrote ")]
+    plots = sorted(str(p) for p in paths["--plots"].iterdir())
+    assert plots and said == [str(paths["--json"]), str(paths["--report"]), *plots]
+
+
+def test_a_trajectory_prints_as_a_summary():
+    backend = dp.get_backend("newton_euler", "puma560")
+    trajectory = dp.simulate(backend, np.zeros(6), np.zeros(6), np.zeros(6), duration=0.05, dt=1e-3, integrator="rk4")
+    text = repr(trajectory)
+    assert str(trajectory) == text and len(text) < 400 and "array(" not in text and "\n" not in text
+    energy = trajectory.kinetic + trajectory.potential
+    for fragment in ("Trajectory(puma560: 51 samples over 0.05 s", "dt 0.001 s", "rk4", "nq 6, nv 6",
+                     f"energy {energy[0]:.6g} -> {energy[-1]:.6g} J"):
+        assert fragment in text, text
+
+
+def test_the_backends_table_has_aligned_columns(capsys):
+    from dyn_plugin.backends.registry import list_backends
+
+    assert run(["backends"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.split(" ")[0] in list_backends()]
+    assert len(rows) == len(list_backends())
+    kind_at = {line.index(" ours ") if " ours " in line else line.index(" generated ") if " generated " in line
+               else line.index(" reference ") for line in rows}
+    assert len(kind_at) == 1, rows                       # every kind starts in the same column

@@ -172,21 +172,25 @@ def _validate(args) -> int:
     with _dask_client(args) as client, _progress(len(validation.tasks(suite))) as progress:
         report = validation.run(suite, progress=progress, client=client)
     quiet = args.json == "-"
+    written = []                                         # (path, what it holds)
     if args.json:
         write_or_print(args.json, json.dumps(report.as_dict(), indent=2))
+        if not quiet:
+            written.append((args.json, "every figure, JSON"))
     if args.report:
         from ..reporting import markdown_report
 
         Path(args.report).write_text(markdown_report(report))
-    console = _console()
+        written.append((args.report, "the report, Markdown"))
     if args.plots:
         from ..reporting import plot_report
 
-        written = plot_report(report, args.plots)
-        if not quiet:
-            console.print(f"wrote {len(written)} plots to {escape(args.plots)}")
+        written += [(path, "plot") for path in plot_report(report, args.plots)]
+    console = _console()
     if not quiet:
         _print_report(console, report)
+    for path, what in written:                           # on stderr when stdout is the JSON
+        print(f"wrote {path} ({what})", file=sys.stderr if quiet else sys.stdout)
     return EXIT_OK if report.passed else EXIT_FAILED
 
 
@@ -382,10 +386,16 @@ def _robots(args) -> int:
 
 
 def _backends(args) -> int:
-    from ...backends.registry import backend_description, list_backends
+    from rich.table import Table
 
+    from ...backends.registry import backend_description, declared, list_backends
+
+    table = Table(box=None, padding=(0, 2, 0, 0), pad_edge=False)   # columns as wide as their longest entry
+    for column in ("backend", "kind", "description"):
+        table.add_column(column, no_wrap=column != "description", overflow="fold")
     for name in list_backends():
-        print(f"{name:16s} {backend_description(name)}")
+        table.add_row(escape(name), declared(name)[0], escape(backend_description(name)))
+    _console().print(table)
     return EXIT_OK
 
 
