@@ -40,7 +40,7 @@ from typing import Optional
 
 import numpy as np
 
-from .errors import InputError, ModelError
+from .errors import InputError, ModelError, argument
 from .kinematics import PRISMATIC, joint_motion, make_transform
 from .model import Frame, RobotModel
 
@@ -101,7 +101,7 @@ def _held_values(model: RobotModel, joints) -> dict:
                 raise InputError(f"joint {name!r} of robot {model.name!r} follows joint {relation.leader!r} (<mimic>) "
                                  f"and cannot be locked while {relation.leader!r} moves: lock {relation.leader!r}, "
                                  f"which holds {name!r} at {relation.multiplier:g}·q + {relation.offset:g}, or load "
-                                 "the robot without mimic=True")
+                                 f"the robot without {argument('mimic', True)}")
             continue
         value = relation.multiplier * held[leader] + relation.offset
         given = requested.get(name)

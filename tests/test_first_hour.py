@@ -326,3 +326,15 @@ def test_the_backends_table_has_aligned_columns(capsys):
     kind_at = {line.index(" ours ") if " ours " in line else line.index(" generated ") if " generated " in line
                else line.index(" reference ") for line in rows}
     assert len(kind_at) == 1, rows                       # every kind starts in the same column
+
+
+def test_locking_a_mimic_follower_names_mimic_as_the_caller_spells_it(tmp_path, capsys):
+    from test_mimic import MIMIC_URDF
+
+    path = tmp_path / "mimicry.urdf"
+    path.write_text(MIMIC_URDF)
+    line = refused_in_one_line(["validate", "--robot", str(path), "--mimic", "--lock", "b_1", "--quantity", "tau"],
+                               "cannot be locked while 'a_2' moves", capsys)
+    assert line.endswith("or load the robot without --mimic")
+    with pytest.raises(dp.InputError, match=r"or load the robot without mimic=True$"):
+        dp.load_robot(str(path), mimic=True, lock=["b_1"])
