@@ -60,11 +60,21 @@ def validation_lugre(model, seed: int, dt: float, q: np.ndarray) -> Bristles:
 def comparisons(suite, model, names, q0, qd0) -> list:
     """The ``bristles`` comparisons of every friction backend among ``names`` on ``model``,
     from the state (q0, qd0); none on a floating base (friction backends are fixed-base)."""
-    from .validation import _comparison
-
     steppers = [name for name in names if backend_class(name).can("stepping")]
     if model.floating_base or not steppers:
         return []
+    # OpenBLAS's LU and solves give other last digits with other thread counts, and the
+    # order estimate amplifies them (1e-10 between a serial run and a Dask worker, which
+    # runs one BLAS thread): one thread here, so that every process gives the same numbers
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _comparisons(suite, model, steppers, q0, qd0)
+
+
+def _comparisons(suite, model, steppers, q0, qd0) -> list:
+    from .validation import _comparison
+
     law = validation_lugre(model, suite.seed, suite.dt, q0)
     out = []
     for name in steppers:
