@@ -108,3 +108,12 @@ def test_any_command_line_ends_in_0_1_or_2_without_a_traceback(argv, folder):
         lines = [line for line in stderr.splitlines() if line and not line.startswith(("dyn-plugin: warning:",
                                                                                         "validate: "))]
         assert len(lines) == 1 and lines[0].startswith("dyn-plugin"), (argv, stderr)
+
+
+def test_a_suite_that_compares_nothing_is_refused(capsys):
+    """A friction backend's τ against pinocchio alone is no comparison at all: exit 2 with
+    one line, not '0 comparisons, all passed' and exit 0."""
+    code = main(["validate", "--robot", "scara", "--backend", "newton_euler_friction", "--against", "pinocchio",
+                 "--quantity", "tau", "--samples", "4"])
+    err = [line for line in capsys.readouterr().err.strip().splitlines() if not line.startswith("validate: ")]
+    assert code == 2 and len(err) == 1 and "compares nothing" in err[0]      # after the progress lines

@@ -33,7 +33,7 @@ import numpy as np
 from ..backends.registry import backends as registered_backends
 from ..backends.registry import get_backend, list_backends
 from ..datafile import read_toml
-from ..errors import BackendError, DynPluginError, ModelError, argument, arguments_spelled
+from ..errors import BackendError, DynPluginError, InputError, ModelError, argument, arguments_spelled
 from ..robots import load_robot
 from ..sampling import States, random_states
 from .bristle_validation import BRISTLES
@@ -551,6 +551,11 @@ def run(suite: Suite, progress: Optional[Callable[[str], None]] = None, client=N
     plan = tasks(suite)
     parts = _run_serially(plan, suite, progress) if client is None else _run_on_dask(plan, suite, progress, client)
     comparisons = _merge_tasks(parts)
+    if not comparisons:     # "0 comparisons, all passed" would pass a suite that checks nothing
+        raise InputError(f"the suite compares nothing: backends {', '.join(suite.backends)} against "
+                         f"{', '.join(suite.references)} on {', '.join(suite.quantities)} give no comparison "
+                         "(a friction backend's τ is compared by stepping against pybullet, not with a rigid "
+                         "reference); choose other quantities, references or backends")
     return Report(suite, comparisons, time.perf_counter() - start, _notes(suite, comparisons))
 
 
