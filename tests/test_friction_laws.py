@@ -302,7 +302,8 @@ def test_cli_reads_a_csv_file(capsys, tmp_path):
 def test_cli_refuses_a_bad_file_in_one_line(capsys, tmp_path, content, message):
     path = tmp_path / "joint.npz"
     if content is None:
-        path.write_bytes(open(DATA.format("slow"), "rb").read()[:3000])
+        with open(DATA.format("slow"), "rb") as archive:
+            path.write_bytes(archive.read()[:3000])
     elif content == "no tau":
         np.savez(path, t=np.arange(5.0), qd=np.ones(5))
     else:

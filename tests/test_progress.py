@@ -26,8 +26,6 @@ def timestamped_lines(command, env, timeout=300):
     """Run ``command``; its stdout and stderr lines, each with the seconds since the start
     at which it arrived, and the exit code.  The process's start and end count as lines."""
     start = time.monotonic()
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               bufsize=1)
     arrived = queue.Queue()
 
     def pump(stream):
@@ -35,16 +33,18 @@ def timestamped_lines(command, env, timeout=300):
             arrived.put((time.monotonic() - start, line.rstrip("\n")))
         arrived.put(None)
 
-    for stream in (process.stdout, process.stderr):
-        threading.Thread(target=pump, args=(stream,), daemon=True).start()
-    lines, open_streams = [(0.0, "<start>")], 2
-    while open_streams:
-        item = arrived.get(timeout=timeout)
-        if item is None:
-            open_streams -= 1
-        else:
-            lines.append(item)
-    code = process.wait(timeout=timeout)
+    with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          bufsize=1) as process:
+        for stream in (process.stdout, process.stderr):
+            threading.Thread(target=pump, args=(stream,), daemon=True).start()
+        lines, open_streams = [(0.0, "<start>")], 2
+        while open_streams:
+            item = arrived.get(timeout=timeout)
+            if item is None:
+                open_streams -= 1
+            else:
+                lines.append(item)
+        code = process.wait(timeout=timeout)
     lines.append((time.monotonic() - start, "<exit>"))
     return sorted(lines), code
 

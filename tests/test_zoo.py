@@ -4,6 +4,7 @@ comes with pybullet, so these never skip; only the example-robot-data cases do w
 package is absent.  The full zoo is `dyn-plugin validate --suite zoo` (validation/zoo.md)."""
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -79,8 +80,12 @@ def test_non_physical_inertia_refused_and_pinocchio_verdicts(suite):
     assert romeo.shared and "M is not positive definite" in romeo.pinocchio
     assert romeo.floating and romeo.ok
     for floating in (False, True):
-        with pytest.warns(dp.PhysicalValidityWarning, match="base_antenna_left_link.*welded"):
+        with pytest.warns(dp.PhysicalValidityWarning) as warned:
             model = dp.load_robot(erd("tiago_description/robots/tiago.urdf").path, floating_base=floating)
+        said = [str(w.message) for w in warned]  # both antennas, each for two defects
+        assert any(re.search("base_antenna_left_link.*welded", text) for text in said), said
+        assert {re.search(r"link '(\w+)'", text).group(1) for text in said} == {"base_antenna_left_link",
+                                                                                "base_antenna_right_link"}, said
         assert np.linalg.eigvalsh(model.base_inertia)[0] > 0
 
 

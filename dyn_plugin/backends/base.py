@@ -26,6 +26,7 @@ the quantity, the state, the joint and the largest input instead.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from typing import Optional
 
@@ -116,11 +117,12 @@ class Backend:
         checking = self._checking_batch(method)
         args, single = state_args(self.model, finite=checking is None, **arrays)
         call = checking or (lambda *states: (method(*states), False))
-        if self.workers is None:
-            result, finite = call(*args)
-        else:
-            with using_workers(self.workers):
+        with self._checked_arithmetic():
+            if self.workers is None:
                 result, finite = call(*args)
+            else:
+                with using_workers(self.workers):
+                    result, finite = call(*args)
         # A NaN never leaves the library as an answer.
         if not finite:
             if checking:
@@ -132,6 +134,13 @@ class Backend:
         if isinstance(result, tuple):
             return tuple(part[0] for part in result) if single else result
         return result[0] if single else result
+
+    def _checked_arithmetic(self):
+        """The context :meth:`_run` computes a batch in: where numpy does the arithmetic (the
+        readable algorithms), ``np.errstate`` without numpy's overflow and invalid-value
+        warnings, since :meth:`_run` checks the result and names the input that overflowed
+        (:class:`~dyn_plugin.errors.NumericalError`); compiled code never warns (the default)."""
+        return contextlib.nullcontext()
 
     def _checking_batch(self, method):
         """``method`` (a ``_batch_*`` method) in a form that checks, as it computes, that every

@@ -5,6 +5,8 @@ Neither imports pinocchio or pybullet.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from math import isfinite
 
 import numpy as np
@@ -17,6 +19,10 @@ from ..compiled import NO_SINGLE_STATE_PATH, CompiledDynamics, kernels
 from ..errors import InputError
 from ..terms import Terms
 from .base import Backend, batch_args, check_finite
+
+# numpy's arithmetic in the readable algorithms, without its overflow warnings: Backend._run
+# checks the result and names the input that overflowed (Backend._checked_arithmetic).
+_NUMPY_CHECKED_AFTERWARDS = functools.partial(np.errstate, over="ignore", invalid="ignore", divide="ignore")
 
 _empty = np.empty            # one global lookup instead of two, on the one-state paths
 
@@ -198,6 +204,9 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
                 pass
         return Backend.forward_dynamics_derivatives(self, q, qd, tau)
 
+    def _checked_arithmetic(self):
+        return contextlib.nullcontext() if self.compiled else _NUMPY_CHECKED_AFTERWARDS()
+
     def _batch_inverse_dynamics(self, q, qd, qdd):
         if self.compiled:
             return self._fast.inverse_dynamics(q, qd, qdd)
@@ -272,6 +281,9 @@ class LagrangeEulerBackend(Backend):
         """``armature`` (n,) as :class:`NewtonEulerBackend`'s: on D's diagonal (by default the model's)."""
         super().__init__(model, gravity)
         self.armature = _armature(armature, self.model)
+
+    def _checked_arithmetic(self):
+        return _NUMPY_CHECKED_AFTERWARDS()
 
     def _batch_inverse_dynamics(self, q, qd, qdd):
         return le.inverse_dynamics(self.model, q, qd, qdd) + self.armature * qdd

@@ -63,7 +63,9 @@ def read_arrays(path, required, optional=()) -> dict:
         raise InputError(f"{path}: is not an .npz archive (no zip signature at its start; "
                          + ("it is empty)" if not start else f"it starts with {start!r})"))
     try:
-        with np.load(path, allow_pickle=False) as stored:
+        # np.load(path) leaks its file when the archive's directory is damaged (numpy 2.4:
+        # load() gives the file to NpzFile, whose ZipFile raises): the file is ours to close.
+        with open(path, "rb") as handle, np.load(handle, allow_pickle=False) as stored:
             missing = [name for name in required if name not in stored.files]
             if missing:
                 raise InputError(f"{path}: missing array(s) {', '.join(missing)} (needs {', '.join(required)}"

@@ -33,6 +33,9 @@ def main(argv=None) -> int:
     spelling = option_spelling(parser, args.command)
     with warnings.catch_warnings(), arguments_spelled(spelling):
         warnings.showwarning = _show_warning
+        # ours (URDFWarning, PhysicalValidityWarning) are a line each, whatever filters the caller
+        # set (pytest's "error" included)
+        warnings.simplefilter("default", UserWarning)
         try:
             _check_outputs(args, spelling)
             return COMMANDS[args.command](args)
