@@ -12,8 +12,8 @@ backend gets a LuGre law drawn for the robot (:func:`validation_lugre`) and is h
 * ``bristles_energy`` — dissipation: in a swing under gravity and zero torque from the
   robot's first state (the suite's dt and duration), T + V + ½ Σ σ0 z² may not grow in any
   step; the largest one-step gain relative to the largest kinetic energy, to the suite's rtol;
-* ``bristles_order`` — convergence: over 0.05 s of that swing the implicit step at dt/4,
-  dt/8 and dt/16 against scipy's Radau IIA (an independent, error-controlled stiff
+* ``bristles_order`` — convergence: over 0.05 s of that swing the implicit step at h/4,
+  h/8 and h/16, h = min(dt, 1 ms), against scipy's Radau IIA (an independent, error-controlled stiff
   integrator, rtol 1e-10) on the ODE (q̇, q̈, ż): the observed orders log2(e(h)/e(h/2)) of
   the end point must be 1 (semi-implicit Euler's) within 0.1;
 * ``dahl_loop`` — presliding hysteresis: the same law with F_S = F_C, σ1 = σ2 = 0 (Dahl)
@@ -37,6 +37,9 @@ BRISTLES = {"bristles": "a LuGre law on every joint (friction backends): steady 
 REFERENCE = "physics"
 ORDER_WINDOW = 0.05        # s of swing compared with Radau
 ORDER_TOL = 0.1            # |observed order − 1|
+ORDER_STEP = 1e-3          # s: the orders are observed at this step / 4, 8, 16 at most (the suite's dt when
+                           # smaller): convergence is the integrator's property, and at a coarse suite dt
+                           # (5 ms) stick/slip events keep the pairs pre-asymptotic (observed 1.23)
 STEADY_DURATION = 0.25     # s of computed-torque drive at constant speed
 
 
@@ -85,8 +88,8 @@ def _comparisons(suite, model, steppers, q0, qd0) -> list:
         out.append(_comparison(model.name, name, REFERENCE, "bristles_energy", [[_energy_gain(backend, law, q0, qd0,
                                                                                                 suite)]], [[0.0]],
                                suite.rtol))
-        out.append(_comparison(model.name, name, REFERENCE, "bristles_order", [_orders(backend, q0, qd0, suite.dt)],
-                               [[1.0, 1.0]], ORDER_TOL))
+        out.append(_comparison(model.name, name, REFERENCE, "bristles_order",
+                               [_orders(backend, q0, qd0, min(suite.dt, ORDER_STEP))], [[1.0, 1.0]], ORDER_TOL))
     tip, expected = _dahl_tips(law)
     out.append(_comparison(model.name, "bristles", REFERENCE, "dahl_loop", tip[None], expected[None], suite.rtol))
     return out
