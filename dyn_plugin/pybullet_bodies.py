@@ -1,0 +1,262 @@
+"""pybullet bodies seen as our models: which client a call is for, and each body's
+:class:`RobotModel` built from pybullet's own description of it (``getJointInfo``,
+``getDynamicsInfo``), cached per (client, body).  The drop-in functions, the stepper and
+the friction injector that use them are in :mod:`dyn_plugin.pybullet_bridge`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+import numpy as np
+
+from . import floating
+from .backends.registry import get_backend
+from .backends.pybullet_backend import PybulletBase, import_pybullet
+from .errors import InputError, URDFError
+from .urdf import JointElement, LinkElement, load_urdf_string, urdf_document
+
+_REVOLUTE, _PRISMATIC, _FIXED = 0, 1, 4
+
+
+@dataclasses.dataclass
+class BodyDynamics:
+    """One pybullet body seen through one of our backends.
+
+    ``model``: the RobotModel built from pybullet's description; ``dof_to_model`` (n,):
+    the model index of each pybullet degree of freedom; ``joint_indices``: pybullet joint
+    index of each degree of freedom; ``base``: for a floating body (``model.floating_base``)
+    the :class:`~dyn_plugin.backends.pybullet_backend.PybulletBase` of pybullet's
+    coordinates, else None.
+    """
+
+    client: int
+    body: int
+    model: object
+    joint_indices: list
+    dof_to_model: np.ndarray
+    signature: tuple
+    backends: dict = dataclasses.field(default_factory=dict)
+    base: Optional[PybulletBase] = None
+
+    @property
+    def dof(self) -> int:
+        return len(self.joint_indices)
+
+    def backend(self, name: str, gravity: np.ndarray):
+        """The backend ``name`` for this body with ``gravity`` (base frame), built once per gravity."""
+        key = (name, tuple(gravity))
+        if key not in self.backends:
+            self.backends[key] = get_backend(name, self.model, gravity=gravity)
+        return self.backends[key]
+
+    def to_model(self, values, label: str) -> np.ndarray:
+        """pybullet-ordered values (dof,) → model order (n,), with a clear error on a bad length."""
+        try:
+            array = np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(f"body {self.body}: {label} must be {self.dof} numbers, got {values!r}") from None
+        if array.shape != (self.dof,):
+            raise InputError(f"body {self.body} ({self.model.name}) has {self.dof} degrees of freedom: {label} "
+                             f"must have length {self.dof}, got shape {array.shape}")
+        if not np.all(np.isfinite(array)):
+            raise InputError(f"body {self.body}: {label} has a non-finite entry (NaN or inf) at "
+                             f"index {int(np.argmax(~np.isfinite(array)))}")
+        out = np.empty(self.dof)
+        out[self.dof_to_model] = array
+        return out
+
+    def from_model(self, values: np.ndarray) -> np.ndarray:
+        return np.asarray(values)[..., self.dof_to_model]
+
+    def floating_args(self, label: str, values, base: int) -> np.ndarray:
+        """pybullet's (``base`` + dof,) vector of a floating body (``base`` = 7 for
+        positions, 6 otherwise) → (1, base + n), the base's entries first, joints in model
+        order; clear errors on a bad length, a non-finite entry or an orientation that is
+        not a unit quaternion."""
+        try:
+            array = np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(f"body {self.body}: {label} must be {base + self.dof} numbers, got {values!r}") from None
+        if array.shape != (base + self.dof,):
+            what = "[base position (3), orientation (x, y, z, w)" if base == 7 else "[base angular (3), linear (3)"
+            raise InputError(f"body {self.body} ({self.model.name}) has a floating base and {self.dof} joints: {label} "
+                             f"must have length {base + self.dof} ({what}, joints]), got shape {array.shape}")
+        if not np.all(np.isfinite(array)):
+            raise InputError(f"body {self.body}: {label} has a non-finite entry (NaN or inf) at "
+                             f"index {int(np.argmax(~np.isfinite(array)))}")
+        if base == 7 and abs(np.linalg.norm(array[3:7]) - 1.0) > floating.UNIT_TOLERANCE:
+            raise InputError(f"body {self.body}: {label}[3:7] must be a unit quaternion (x, y, z, w), "
+                             f"got norm {np.linalg.norm(array[3:7]):.6g}")
+        out = np.empty(base + self.dof)
+        out[:base] = array[:base]
+        out[base + self.dof_to_model] = array[base:]
+        return out[None]
+
+    def to_configuration(self, objPositions) -> np.ndarray:
+        """Our q (1, nq) of pybullet's floating-body positions (inertial frame's pose, joints)."""
+        x = self.floating_args("objPositions", objPositions, 7)
+        return self.base.configuration_from(x[:, 0:3], x[:, 3:7], x[:, 7:])
+
+    def from_floating(self, values: np.ndarray) -> tuple:
+        """(1, 6 + n) with joints in model order → pybullet's tuple (base, then its dof order)."""
+        return as_tuple(np.concatenate([values[0, :6], values[0, 6:][self.dof_to_model]]))
+
+
+_cache: dict = {}
+
+
+def body_dynamics(body: int, physicsClientId: Optional[int] = None) -> BodyDynamics:
+    """The (cached) :class:`BodyDynamics` of a pybullet body (client: :func:`resolve_client`)."""
+    p = import_pybullet()
+    physicsClientId = resolve_client(physicsClientId)
+    signature = _signature(p, body, physicsClientId)
+    cached = _cache.get((physicsClientId, body))
+    if cached is None or cached.signature != signature:
+        cached = _describe(p, body, physicsClientId, signature)
+        _cache[(physicsClientId, body)] = cached
+    return cached
+
+
+def _signature(p, body, client) -> tuple:
+    """What the model depends on: names, joint count and every link's inertial data
+    (so that ``changeDynamics`` rebuilds it); raises a clear error for a missing body."""
+    try:
+        info = p.getBodyInfo(body, physicsClientId=client)
+        joints = p.getNumJoints(body, physicsClientId=client)
+    except p.error as exc:
+        raise InputError(f"pybullet body {body} in client {client}: {exc} (no such body, or client not connected)") from None
+    inertial = tuple(p.getDynamicsInfo(body, j, physicsClientId=client)[:5] for j in range(-1, joints))
+    return info, joints, inertial
+
+
+def _describe(p, body, client, signature) -> BodyDynamics:
+    text = body_urdf(body, client)
+    floating_base = signature[2][0][0] != 0   # pybullet fixes a base of mass 0, and only those
+    try:
+        model = load_urdf_string(text, floating_base=floating_base)
+    except URDFError as exc:
+        raise InputError(f"pybullet body {body} ({signature[0][1].decode()}) cannot be described: {exc}") from None
+    names, indices = [], []
+    for j in range(signature[1]):
+        info = p.getJointInfo(body, j, physicsClientId=client)
+        if info[2] in (_REVOLUTE, _PRISMATIC):
+            names.append(info[1].decode())
+            indices.append(j)
+    dof_to_model = np.array([model.joint_names.index(name) for name in names], dtype=int)
+    base = PybulletBase.of_body(p, body, client) if floating_base else None
+    return BodyDynamics(client, body, model, indices, dof_to_model, signature, base=base)
+
+
+def body_urdf(body: int, physicsClientId: Optional[int] = None) -> str:
+    """URDF text of a body as pybullet holds it (inertias, frames, axes, limits, dynamics).
+
+    pybullet keeps each link's frame at its centre of mass; the URDF link frame is the
+    joint frame, which sits at ``parentFramePos`` in the parent's inertial frame.
+    """
+    p = import_pybullet()
+    client = resolve_client(physicsClientId)
+    base_name, robot_name = (s.decode() for s in p.getBodyInfo(body, physicsClientId=client))
+    count = p.getNumJoints(body, physicsClientId=client)
+    inertial = [_inertial_frame(p, body, j, client) for j in range(-1, count)]
+    links = [_link_element(base_name, p.getDynamicsInfo(body, -1, physicsClientId=client), inertial[0])]
+    joints = []
+    for j in range(count):
+        info = p.getJointInfo(body, j, physicsClientId=client)
+        kind, parent = info[2], info[16]
+        if kind not in (_REVOLUTE, _PRISMATIC, _FIXED):
+            raise InputError(f"pybullet body {body} ({robot_name}): joint {info[1].decode()!r} is of pybullet type "
+                             f"{kind} (spherical or planar), which our models do not support")
+        parent_name = base_name if parent < 0 else p.getJointInfo(body, parent, physicsClientId=client)[12].decode()
+        # parentFrameOrn rotates parent-COM vectors into the child's COM frame, and the
+        # axis is given in the child's COM frame: undo the child's inertial rotation R_i.
+        R_i = inertial[j + 1][:3, :3]
+        joint_in_parent_com = _pose(info[14], info[15], p)
+        joint_in_parent_com[:3, :3] = joint_in_parent_com[:3, :3].T @ R_i.T
+        links.append(_link_element(info[12].decode(), p.getDynamicsInfo(body, j, physicsClientId=client), inertial[j + 1]))
+        joints.append(_joint_element(info, parent_name, inertial[parent + 1] @ joint_in_parent_com, R_i @ info[13]))
+    return urdf_document(robot_name, links + joints)
+
+
+def _pose(position, quaternion, p) -> np.ndarray:
+    T = np.eye(4)
+    T[:3, :3] = np.array(p.getMatrixFromQuaternion(quaternion)).reshape(3, 3)
+    T[:3, 3] = position
+    return T
+
+
+def _inertial_frame(p, body, link, client) -> np.ndarray:
+    info = p.getDynamicsInfo(body, link, physicsClientId=client)
+    return _pose(info[3], info[4], p)
+
+
+def _link_element(name: str, dynamics, inertial_frame: np.ndarray) -> LinkElement:
+    """pybullet keeps a diagonal inertia in a rotated inertial frame."""
+    return LinkElement(name, dynamics[0], inertial_frame, np.diag(dynamics[2]))
+
+
+def _joint_element(info, parent: str, frame: np.ndarray, axis: np.ndarray) -> JointElement:
+    name, kind, child = info[1].decode(), info[2], info[12].decode()
+    lower, upper = info[8], info[9]
+    if kind == _FIXED:
+        return JointElement(name, "fixed", parent, child, frame)
+    if kind == _REVOLUTE and lower > upper:  # pybullet's mark of a joint without limits
+        urdf_type = "continuous"
+    else:
+        urdf_type = "revolute" if kind == _REVOLUTE else "prismatic"
+    limited = urdf_type != "continuous"       # pybullet's maxForce/maxVelocity of a continuous joint mean nothing
+    return JointElement(name, urdf_type, parent, child, frame, np.asarray(axis, dtype=float), lower, upper,
+                        info[10] if limited else None, info[11] if limited else None, info[6], info[7])
+
+
+def gravity_in_base(p, bd: BodyDynamics) -> np.ndarray:
+    """The client's gravity in the base link's (URDF) frame, from the base's current pose;
+    for a floating body, in the world (its model's convention)."""
+    params = p.getPhysicsEngineParameters(physicsClientId=bd.client)
+    g = np.array([params["gravityAccelerationX"], params["gravityAccelerationY"], params["gravityAccelerationZ"]])
+    if bd.base is not None:
+        return g
+    _, com_orientation = p.getBasePositionAndOrientation(bd.body, physicsClientId=bd.client)
+    R_com = np.array(p.getMatrixFromQuaternion(com_orientation)).reshape(3, 3)
+    R_inertial = _inertial_frame(p, bd.body, -1, bd.client)[:3, :3]
+    return (R_com @ R_inertial.T).T @ g
+
+
+MAX_CLIENTS = 1024
+"""pybullet's MAX_PHYSICS_CLIENTS (pybullet.c): client ids are slots 0 … 1023."""
+
+
+def connected_clients() -> tuple:
+    """Ids of the pybullet clients connected now (a scan of every slot, ~0.3 ms)."""
+    p = import_pybullet()
+    return tuple(i for i in range(MAX_CLIENTS) if p.isConnected(physicsClientId=i))
+
+
+def resolve_client(physicsClientId=None) -> int:
+    """The client a call is for: ``physicsClientId`` when given; else the one connected client.
+
+    pybullet's own functions default to client 0.  Ours cannot: a
+    ``pybullet_utils.bullet_client.BulletClient`` adds ``physicsClientId`` only to pybullet's
+    built-in functions, so a drop-in swapped into the ``pybullet`` module and called through
+    a BulletClient arrives without it.  Answering for client 0 then would be another
+    client's body; so with several clients connected, a call without ``physicsClientId``
+    is refused (use :func:`install` on the BulletClient, or pass the id)."""
+    if physicsClientId is not None:
+        if isinstance(physicsClientId, bool) or not isinstance(physicsClientId, (int, np.integer)):
+            raise InputError(f"physicsClientId must be a pybullet client id (int), got {physicsClientId!r}")
+        return int(physicsClientId)
+    clients = connected_clients()
+    if len(clients) == 1:
+        return clients[0]
+    if not clients:
+        raise InputError("no pybullet client is connected (pybullet.connect first)")
+    raise InputError(f"{len(clients)} pybullet clients are connected ({', '.join(map(str, clients))}) and the call "
+                     "names none: pass physicsClientId=..., or install the drop-ins on each BulletClient with "
+                     "dyn_plugin.pybullet_bridge.install(client) (a BulletClient adds its id only to pybullet's "
+                     "built-in functions)")
+
+
+def as_tuple(values) -> tuple:
+    """pybullet's type for a vector: a tuple of floats."""
+    return tuple(float(v) for v in values)
