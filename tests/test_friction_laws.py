@@ -21,7 +21,7 @@ from dyn_plugin.friction import laws
 DATA = "tests/data/franka_joint2_{}_every10.npz"
 RUNS = ("slow", "middle", "high")
 
-# Gaz et al. 2019 (shared/data/README.md): φ1 N·m, φ2 s/rad, φ3 rad/s of the Panda's joints 1..7
+# Gaz et al. 2019 (tests/data/README.md): φ1 N·m, φ2 s/rad, φ3 rad/s of the Panda's joints 1..7
 GAZ = dict(phi1=[0.54615, 0.87224, 0.64068, 1.2794, 0.83904, 0.30301, 0.56489],
            phi2=[5.1181, 9.0657, 10.136, 5.5903, 8.3469, 17.133, 10.336],
            phi3=[0.039533, 0.025882, -0.04607, 0.036194, 0.026226, -0.021047, 0.0035526])

@@ -333,27 +333,12 @@ def _check_excitation(Aw, norms, names, max_condition) -> float:
 
 
 def plot_fit(result: IdentificationResult, path, t=None):
-    """Measured vs predicted torque of every joint (one panel each, N·m; N for a prismatic
-    joint) against ``t`` (s; default: the sample index), written to ``path``; the legend
-    above the panels, as :func:`.score.plot_holdout`'s; returns the path."""
-    import matplotlib
+    """Measured vs predicted torque of every joint on the fitted samples against ``t`` (s;
+    default: the sample index), written to ``path`` (:func:`.score.plot_torques`); returns the path."""
+    from .score import plot_torques, torque_rms
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    N, n = result.measured.shape
-    x = np.arange(N) if t is None else np.asarray(t)
-    fig, axes = plt.subplots(n, 1, figsize=(8, 1.6 * n + 1.2), sharex=True, squeeze=False)
-    for j, ax in enumerate(axes[:, 0]):
-        ax.plot(x, result.measured[:, j], ".", ms=2, color="0.5", label="measured")
-        ax.plot(x, result.predicted[:, j], "-", lw=1, color="C3", label="predicted")
-        ax.set_ylabel(f"joint {j + 1}\nτ (N·m; N if\nprismatic)", fontsize="small")
-    axes[-1, 0].set_xlabel("sample" if t is None else "t (s)")
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper right", ncol=2, fontsize="small", frameon=False)
-    fig.suptitle(f"{result.model_name}: identified model, {100 * result.relative_rms_error:.2g} % RMS residual, "
-                 f"condition number {result.condition_number:.3g}", x=0.02, ha="left", fontsize="medium")
-    fig.tight_layout(rect=(0, 0, 1, 0.97))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    x = np.arange(len(result.measured)) if t is None else np.asarray(t)
+    title = (f"{result.model_name}: identified model, {100 * result.relative_rms_error:.2g} % RMS residual, "
+             f"condition number {result.condition_number:.3g}")
+    return plot_torques(path, x, "sample" if t is None else "t (s)", result.measured, result.predicted,
+                        None, title, torque_rms(result.measured, result.predicted).per_joint)

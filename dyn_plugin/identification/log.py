@@ -6,7 +6,7 @@ time stamps.  Identification (:func:`~dyn_plugin.identification.identify`) needs
 no robot logs, differentiated without amplifying that noise.  The standard treatment
 (Gautier & Khalil; Gaz, Cognetti, Oliva, Robuffo Giordano, De Luca, "Dynamic
 Identification of the Franka Emika Panda Robot With Retrieval of Feasible Parameters Using
-Penalty-Based Optimization", IEEE RA-L 4(4), 2019; /work/shared/data/README.md gives their
+Penalty-Based Optimization", IEEE RA-L 4(4), 2019; tests/data/README.md gives their
 protocol), done here in this order:
 
 1. resample q, q̇, τ linearly onto a uniform grid (the median sample rate to 9 significant

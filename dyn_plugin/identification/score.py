@@ -3,7 +3,7 @@
 :func:`plot_holdout`.
 
 The total is √(mean over joints of each joint's mean square error), the definition of the
-published 0.275 N·m of the Panda model (/work/shared/data/README.md; Gaz et al., IEEE RA-L
+published 0.275 N·m of the Panda model (tests/data/README.md; Gaz et al., IEEE RA-L
 4(4), 2019): with equal samples per joint it is the RMS over every joint and sample.
 """
 
@@ -57,26 +57,37 @@ def holdout_rms(result, log) -> TorqueRMS:
 def plot_holdout(result, log, path, joint_names=None, title=None):
     """Measured and predicted torque on ``log`` against time, one panel per joint, to ``path``
     (an image file; legend above the panels); returns the path."""
+    predicted = result.predict(log.q, log.qd, log.qdd)
+    score = torque_rms(log.tau, predicted)
+    title = title or f"{result.model_name}: held-out torques, total RMS {score.total:.3g} N·m"
+    return plot_torques(path, log.t, "t (s)", log.tau, predicted, joint_names, title, score.per_joint,
+                        measured_label="measured (filtered)")
+
+
+def plot_torques(path, x, xlabel: str, measured, predicted, joint_names=None, title: str = "", rms=None,
+                 measured_label: str = "measured"):
+    """Measured and predicted torques (N, n) against ``x`` (N,), one panel per joint
+    (τ in N·m, N for a prismatic joint), each panel's RMS beside it when ``rms`` (n,) is
+    given, the legend above the panels; written to ``path``, which is returned."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    predicted = result.predict(log.q, log.qd, log.qdd)
-    score = torque_rms(log.tau, predicted)
-    names = joint_names if joint_names is not None else [f"joint {j + 1}" for j in range(log.n)]
-    fig, axes = plt.subplots(log.n, 1, figsize=(8, 1.5 * log.n + 1.2), sharex=True, squeeze=False)
+    n = measured.shape[1]
+    names = joint_names if joint_names is not None else [f"joint {j + 1}" for j in range(n)]
+    fig, axes = plt.subplots(n, 1, figsize=(8, 1.5 * n + 1.2), sharex=True, squeeze=False)
     for j, ax in enumerate(axes[:, 0]):
-        ax.plot(log.t, log.tau[:, j], "-", lw=1.6, color="0.6", label="measured (filtered)")
-        ax.plot(log.t, predicted[:, j], "-", lw=0.9, color="C3", label="predicted")
-        ax.set_ylabel(f"{names[j]}\nτ (N·m)", fontsize="small")
-        ax.text(1.01, 0.5, f"RMS\n{score.per_joint[j]:.3g}", transform=ax.transAxes, va="center", fontsize="small")
-    axes[-1, 0].set_xlabel("t (s)")
+        ax.plot(x, measured[:, j], "-", lw=1.6, color="0.6", label=measured_label)
+        ax.plot(x, predicted[:, j], "-", lw=0.9, color="C3", label="predicted")
+        ax.set_ylabel(f"{names[j]}\nτ (N·m; N if\nprismatic)", fontsize="small")
+        if rms is not None:
+            ax.text(1.01, 0.5, f"RMS\n{rms[j]:.3g}", transform=ax.transAxes, va="center", fontsize="small")
+    axes[-1, 0].set_xlabel(xlabel)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper right", ncol=2, fontsize="small", frameon=False)
-    fig.suptitle(title or f"{result.model_name}: held-out torques, total RMS {score.total:.3g} N·m",
-                 x=0.02, ha="left", fontsize="medium")
-    fig.tight_layout(rect=(0, 0, 0.94, 0.97))
+    fig.suptitle(title, x=0.02, ha="left", fontsize="medium")
+    fig.tight_layout(rect=(0, 0, 0.94 if rms is not None else 1, 0.97))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

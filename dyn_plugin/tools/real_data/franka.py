@@ -2,7 +2,7 @@
 :data:`dyn_plugin.FRICTION_LAWS` fitted on each speed and scored on every speed, beside
 the classical models the data's authors fitted (:func:`franka_study`).
 
-Data: /work/shared/data/franka_joint_friction/joint2_{slow,middle,high}.npz (the
+Data: ../shared/data/franka_joint_friction/joint2_{slow,middle,high}.npz (the
 comparative data of "NNFM: A Novel Neural Network Modeling Approach for Robot Flexible
 Joints Friction Considering Abrupt Non-smooth Properties", public repository
 longshike/NNFM-A-Novel-Neural-Network-Modeling-Approach-for-Robot-Flexible-Joints-Friction):
@@ -33,7 +33,7 @@ PUBLISHED_README = {"slow": {"CV": 0.250, "Dahl": 0.233, "Stribeck": 0.246, "LuG
 
 
 def default_files(data: Path) -> dict:
-    """{speed: path} under the data folder ``data`` (/work/shared/data's layout)."""
+    """{speed: path} under the data folder ``data`` (the layout of ../shared/data)."""
     return {speed: Path(data) / "franka_joint_friction" / f"joint2_{speed}.npz" for speed in SPEEDS}
 
 

@@ -1,7 +1,7 @@
 """The Panda log of Gaz et al. 2019: identification with each friction set, least squares
 and physical, scored on held-out torques beside the published model (:func:`panda_study`).
 
-Protocol (the published one, /work/shared/data/README.md): the log resampled at 1 kHz,
+Protocol (the published one, tests/data/README.md): the log resampled at 1 kHz,
 q, q̇, τ low-passed by a zero-phase 4th-order Butterworth at 10 Hz, q̈ = d/dt of the
 filtered q̇, 0.5 s trimmed at each end, decimated to 100 Hz (every 10th sample), fitted on
 the first 60 % (by time), scored on the last 40 % (:func:`dyn_plugin.prepare_log`,
@@ -29,7 +29,7 @@ from ...errors import InputError
 PUBLISHED = {"total": 0.275, "per_joint": (0.255, 0.559, 0.237, 0.260, 0.129, 0.096, 0.057),
              "source": "Gaz, Cognetti, Oliva, Robuffo Giordano, De Luca, \"Dynamic Identification of the Franka "
                        "Emika Panda Robot With Retrieval of Feasible Parameters Using Penalty-Based Optimization\", "
-                       "IEEE RA-L 4(4), 2019: their model scored under the protocol of /work/shared/data/README.md"}
+                       "IEEE RA-L 4(4), 2019: their model scored under the protocol of tests/data/README.md"}
 """The published model's held-out torque RMS, N·m (the data README's figures)."""
 PROTOCOL = {"cutoff": 10.0, "rate": 100.0, "trim": 0.5, "holdout": 0.4}
 """The published protocol: Hz, Hz, s, fraction."""
@@ -143,5 +143,5 @@ def _load_coefficients(result) -> list:
 
 
 def default_log(data: Path) -> Path:
-    """The Panda log under the data folder ``data`` (/work/shared/data's layout)."""
+    """The Panda log under the data folder ``data`` (the layout of ../shared/data)."""
     return Path(data) / "panda_gaz2019" / "exciting_trajectory_1.npz"
