@@ -282,7 +282,7 @@ def _checked(law: Law, qd, t=None, q=None) -> tuple:
     steps = np.diff(t)
     if np.any(steps <= 0):
         k = int(np.argmax(steps <= 0))
-        raise InputError(f"t must be strictly increasing, but t[{k + 1}] = {t[k + 1]!r} s follows t[{k}] = {t[k]!r} s")
+        raise InputError(f"t must be strictly increasing, but t[{k + 1}] = {float(t[k + 1])!r} s follows t[{k}] = {float(t[k])!r} s")
     return qd, t
 
 

@@ -276,7 +276,8 @@ def _checked(t, q, tau, qd) -> tuple:
     steps = np.diff(t)
     if not (steps > 0).all():
         i = int(np.flatnonzero(~(steps > 0))[0]) + 1
-        raise InputError(f"time stamps must increase: t[{i}] = {t[i]!r} s is not after t[{i - 1}] = {t[i - 1]!r} s")
+        raise InputError(f"time stamps must increase: t[{i}] = {float(t[i])!r} s is not after t[{i - 1}] = "
+                         f"{float(t[i - 1])!r} s")
     return t, arrays["q"], arrays["tau"], arrays.get("qd")
 
 
