@@ -291,5 +291,5 @@ def _finite_torque(law: Law, params: dict, qd, t) -> np.ndarray:
         torque = evaluate(law, params, qd, t)
     if not np.all(np.isfinite(torque)):
         k = int(np.argmax(~np.isfinite(torque)))
-        raise NumericalError(f"the {law.name} law with {params} overflowed at sample {k} (q̇ = {qd[k]!r} rad/s)")
+        raise NumericalError(f"the {law.name} law with {params} overflowed at sample {k} (q̇ = {float(qd[k])!r} rad/s)")
     return torque
