@@ -110,9 +110,9 @@ def test_panda_log_physical_fit_is_consistent_and_predicts_held_out_torques():
     with np.load(DATA / "panda_gaz2019_every5.npz") as raw:
         log = dp.prepare_log(raw["t"], raw["q"], raw["tau"], qd=raw["qd"], cutoff=10.0, rate=50.0, trim=0.5)
     fit, held_out = log.split(0.4)
-    result = dp.identify(panda, fit.q, fit.qd, fit.qdd, fit.tau, friction=("viscous", "coulomb"), physical=True)
+    result = dp.identify(panda, fit, friction=("viscous", "coulomb"), physical=True)
     assert all(result.consistency.values())
-    # measured: 0.1428 N·m here (LS 0.1426); at 100 Hz 0.1425 (LS 0.1423); the published model 0.275
+    # measured: 0.1387 N·m here (LS 0.1382); the published model 0.275
     assert dp.holdout_rms(result, held_out).total < 0.16
     assert result.distance_to_nominal["total"] < 5
 

@@ -41,7 +41,7 @@ def studies(panda):
 def independent(panda):
     """(fit part, held-out part, the viscous + Coulomb fit) through the public API."""
     fit, held = dp.prepare_log(**dp.load_log(SLICE), cutoff=10.0, rate=25.0, trim=0.5).split(0.4)
-    return fit, held, dp.identify(panda, fit.q, fit.qd, fit.qdd, fit.tau, friction=("viscous", "coulomb"))
+    return fit, held, dp.identify(panda, fit, friction=("viscous", "coulomb"))
 
 
 def test_panda_scores_are_the_held_out_rms_of_the_fit(studies, independent):

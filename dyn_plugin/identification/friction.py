@@ -45,6 +45,12 @@ Terms (one column per joint and parameter; all parameters ≥ 0):
 
 Dhanaraj's transmission efficiency η(|τ_out|/τ_rated) as a curve is not linear in any
 parameter and is not identified here (the ``transmitted`` column is its constant-η form).
+
+Low-passed torques (a prepared :class:`~.log.Log`): ``direction`` d, sgn(q̇) through the
+torque's filter (:mod:`.log`), replaces s in the dry-friction and load columns: the
+Coulomb columns are then the filtered indicators of motion, (1 + d)/2 and (d − 1)/2 (equal
+to max(s, 0), min(s, 0) where d = ±1), and a load column d L, the filtered s L to first
+order in L's change over the filter's ~1/f_c (L is smooth, s steps).
 """
 
 from __future__ import annotations
@@ -52,7 +58,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from ..friction.law import direction
+from ..friction.law import direction as sign_of_motion
 from ..friction.models import BearingFriction
 from ..kinematics import rotation_from_z
 
@@ -111,12 +117,15 @@ def load_magnitudes(model, loads, q, qd, qdd) -> dict:
             "transmitted": np.abs(np.where(revolute, along_n, along_f))}
 
 
-def friction_columns(model, q, qd, qdd, terms, bearing=None, nominal=None, smoothing: float = 0.0, loads=None):
+def friction_columns(model, q, qd, qdd, terms, bearing=None, nominal=None, smoothing: float = 0.0, loads=None,
+                     direction=None):
     """Columns (N, n, F) and their names (F,) of the friction ``terms`` for states (N, n);
-    ``loads``: the rigid-body model whose joint wrenches load the ``"load"`` columns."""
+    ``loads``: the rigid-body model whose joint wrenches load the ``"load"`` columns;
+    ``direction``: (N, n) in [−1, 1], the low-passed sgn(q̇) of a filtered log, used instead
+    of sgn(q̇) (see the module; ``smoothing`` must then be 0)."""
     N, n = q.shape
     columns, names = [], []
-    s = direction(qd, smoothing)
+    s = motion_direction(qd, smoothing, direction)
     joints = model.joint_names
 
     def per_joint(values, prefix):
@@ -132,7 +141,10 @@ def friction_columns(model, q, qd, qdd, terms, bearing=None, nominal=None, smoot
         for j in range(n):
             for sign, prefix in ((1, "fc+"), (-1, "fc-")):
                 column = np.zeros((N, n))
-                column[:, j] = np.maximum(s[:, j], 0.0) if sign > 0 else np.minimum(s[:, j], 0.0)
+                if direction is None:
+                    column[:, j] = np.maximum(s[:, j], 0.0) if sign > 0 else np.minimum(s[:, j], 0.0)
+                else:                     # the filtered indicator of moving that way
+                    column[:, j] = 0.5 * (s[:, j] + sign)
                 columns.append(column)
                 names.append(f"{prefix}_{joints[j]}")
     if "armature" in terms:
@@ -169,6 +181,24 @@ def friction_columns(model, q, qd, qdd, terms, bearing=None, nominal=None, smoot
     if not columns:
         return np.zeros((N, n, 0)), ()
     return np.stack(columns, axis=-1), tuple(names)
+
+
+def motion_direction(qd, smoothing: float = 0.0, direction=None) -> np.ndarray:
+    """s (N, n): sgn(q̇) or tanh(q̇/``smoothing``) (:func:`dyn_plugin.friction.law.direction`),
+    or ``direction`` as given (a low-passed sgn(q̇): about [−1, 1], a few % beyond where
+    the filter rings), checked: the shape of q̇, finite, ``smoothing`` 0."""
+    if direction is None:
+        return sign_of_motion(qd, smoothing)
+    d = np.asarray(direction, dtype=float)
+    if d.shape != np.shape(qd):
+        raise InputError(f"direction must have the shape of qd {np.shape(qd)} (one column per joint), got {d.shape}")
+    if not np.all(np.isfinite(d)):
+        i, j = (int(k[0]) for k in np.nonzero(~np.isfinite(d)))
+        raise InputError(f"direction has a non-finite value ({d[i, j]}) at sample {i}, column {j} (0-based)")
+    if smoothing:
+        raise InputError(f"give smoothing (a tanh friction law) or a direction (a filtered log), not both "
+                         f"(smoothing={smoothing!r})")
+    return d
 
 
 def friction_truth(friction, model, terms) -> dict:

@@ -31,6 +31,7 @@ from ..arrays import batch_args
 from ..errors import InputError, ModelError
 from .base import DEFAULT_TOLERANCE, BaseParameters, base_parameters
 from .friction import friction_columns, friction_terms
+from .log import Log
 from .physical import MARGIN, distance_to_nominal, fit_consistent, is_consistent, standard_model
 from .regressor import joint_torque_regressor
 
@@ -99,9 +100,11 @@ class IdentificationResult:
         k = self.names.index(name)
         return float(self.values[k]), float(self.std_errors[k])
 
-    def predict(self, q, qd, qdd) -> np.ndarray:
-        """τ (N, n) the identified model predicts for other states."""
-        return self._columns(q, qd, qdd) @ self.values
+    def predict(self, q, qd, qdd, direction=None) -> np.ndarray:
+        """τ (N, n) the identified model predicts for other states (N, n); ``direction``
+        (N, n): a filtered log's low-passed sgn(q̇) (:attr:`.log.Log.direction`) to predict
+        its low-passed torques, None: the torques themselves (sgn(q̇))."""
+        return self._columns(q, qd, qdd, direction) @ self.values
 
     @property
     def relative_rms_error(self) -> float:
@@ -188,13 +191,17 @@ def _states(model, q, qd, qdd, tau, dt):
 def identify(model, q, qd=None, qdd=None, tau=None, *, friction=("viscous", "coulomb"), bearing=None,
              nominal=None, smoothing: float = 0.0, dt: Optional[float] = None, weighted: bool = True,
              bounded: bool = True, tolerance: float = DEFAULT_TOLERANCE,
-             max_condition: float = MAX_CONDITION, physical: bool = False, loads=None) -> IdentificationResult:
+             max_condition: float = MAX_CONDITION, physical: bool = False, loads=None,
+             direction=None) -> IdentificationResult:
     """Fit the base inertial parameters and the friction parameters of ``model`` to a
     recorded trajectory by (weighted, bounded) least squares.
 
     q, qd, qdd, tau : (N, n) positions, velocities, accelerations and measured torques;
         qd and qdd may be None with ``dt`` (s): then they are central differences of q
-        (filter q first).
+        (filter q first).  Or ``q`` a prepared :class:`~.log.Log` alone (``dp.prepare_log``):
+        its states, torques and ``direction``.
+    direction : (N, n) the low-passed sgn(q̇) of low-passed torques (a Log's), used in the
+        dry-friction and load columns instead of sgn(q̇) (:mod:`.friction`, :mod:`.log`).
     friction : the friction terms to identify (see :mod:`dyn_plugin.identification.friction`):
         a sequence or comma-separated string of "viscous", "coulomb", "armature", "bearing",
         "load"; True = viscous + coulomb; None = rigid body only.
@@ -215,24 +222,28 @@ def identify(model, q, qd=None, qdd=None, tau=None, *, friction=("viscous", "cou
         (``to_model()``) loads the second.
     """
     model.require_fixed_joint_space("identification")
+    if isinstance(q, Log):
+        if not (qd is None and qdd is None and tau is None and direction is None):
+            raise InputError("give identify a prepared Log alone, or the arrays q, qd, qdd, tau (and direction)")
+        q, qd, qdd, tau, direction = q.q, q.qd, q.qdd, q.tau, q.direction
     if tau is None:
         raise InputError("identify needs the measured torques tau (N, n)")
     q, qd, qdd, tau = _states(model, q, qd, qdd, tau, dt)
     terms = friction_terms(friction)
     options = dict(bearing=bearing, nominal=nominal, smoothing=smoothing, weighted=weighted, bounded=bounded,
-                   tolerance=tolerance, max_condition=max_condition)
+                   tolerance=tolerance, max_condition=max_condition, direction=direction)
     loads, loads_from = _loads(model, (q, qd, qdd, tau), terms, physical, loads, options)
     nominal = model if nominal is None else nominal
     base = base_parameters(model, tolerance=tolerance)
 
-    def columns(q_, qd_, qdd_):
+    def columns(q_, qd_, qdd_, direction_=None):
         (q_, qd_, qdd_), _ = batch_args(model.n, model.joint_names, q=q_, qd=qd_, qdd=qdd_)
         Y = base.regressor(joint_torque_regressor(model, q_, qd_, qdd_))
-        F, _ = friction_columns(model, q_, qd_, qdd_, terms, bearing, nominal, smoothing, loads)
+        F, _ = friction_columns(model, q_, qd_, qdd_, terms, bearing, nominal, smoothing, loads, direction_)
         return np.concatenate([Y, F], axis=-1)
 
     N, n = q.shape
-    A = columns(q, qd, qdd)
+    A = columns(q, qd, qdd, direction)
     _, friction_names = friction_columns(model, q[:1], qd[:1], qdd[:1], terms, bearing, nominal, smoothing, loads)
     names = base.base_names + friction_names
     p = len(names)

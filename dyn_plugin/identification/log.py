@@ -23,6 +23,18 @@ protocol), done here in this order:
 4. trim the filter's edge transients at both ends;
 5. decimate to the output rate (after filtering, so nothing aliases).
 
+Beside the states, the :class:`Log` keeps ``direction``, sgn(q̇) of the filtered q̇ put
+through the same low-pass: the direction of motion as the filtered torque saw it.  Dry
+friction F sgn(q̇) is a step at every reversal, and the low-pass spreads that step in τ
+over ~1/f_c; a model that uses the sharp sgn(q̇) against the filtered τ misfits every
+reversal, which biases F down and the viscous coefficient up (12 % on a simulated UR5 at
+f_c = 6.5 Hz, and a held-out RMS 30× the noise-free floor).  Filtering the model's columns
+with the torque's filter ("parallel filtering": M. Gautier, P. Poignet, "Extended Kalman
+filtering and weighted least squares dynamic identification of robot", Control Engineering
+Practice 9(12), 2001) removes it: the filter is linear, so filter(F sgn(q̇)) =
+F filter(sgn(q̇)).  :func:`~dyn_plugin.identification.identify` uses it for the dry and
+load-dependent friction columns when given a :class:`Log`.
+
 The default cutoff comes from the data (:func:`motion_band`): ten times the frequency under
 which 99 % of the power of q̇ lies, clipped to [1 Hz, a fifth of the output Nyquist
 frequency].  The default trim is seven time constants of the filter's slowest pole
@@ -67,7 +79,8 @@ class Log:
     cutoff : Hz, the low-pass cutoff; cutoff_from : "given" or "spectrum" (then ``band`` Hz is
     the motion's band it came from, :func:`motion_band`); rate : Hz, of ``t``; grid_rate : Hz,
     of the uniform grid filtered before decimation; trim : s, dropped at each end;
-    qd_from : "logged" or "differentiated"; source : where the samples came from.
+    qd_from : "logged" or "differentiated"; source : where the samples came from;
+    direction : (N, n), about [−1, 1], sgn(q̇) low-passed like τ (see the module).
     """
 
     t: np.ndarray
@@ -83,6 +96,7 @@ class Log:
     trim: float
     qd_from: str
     source: str = "arrays"
+    direction: Optional[np.ndarray] = None
 
     def __len__(self) -> int:
         return len(self.t)
@@ -104,7 +118,8 @@ class Log:
         return self._rows(slice(0, cut)), self._rows(slice(cut, None))
 
     def _rows(self, rows: slice) -> "Log":
-        arrays = {name: getattr(self, name)[rows] for name in ("t", "q", "qd", "qdd", "tau")}
+        arrays = {name: getattr(self, name)[rows] for name in ("t", "q", "qd", "qdd", "tau", "direction")
+                  if getattr(self, name) is not None}
         return dataclasses.replace(self, **arrays)
 
     def to_dict(self) -> dict:
@@ -157,6 +172,7 @@ def prepare_log(t, q, tau, qd=None, cutoff: Optional[float] = None, rate: Option
     q_f, tau_f = low_pass(q_grid, "q"), low_pass(tau_grid, "tau")
     qd_f = np.gradient(q_f, 1.0 / grid_rate, axis=0) if qd_grid is None else low_pass(qd_grid, "qd")
     qdd_f = np.gradient(qd_f, 1.0 / grid_rate, axis=0)
+    direction = low_pass(np.sign(qd_f), "qd")
     skip = int(math.ceil(trim * grid_rate - 1e-9))
     rows = slice(skip, len(grid) - skip, step)
     if len(grid[rows]) < MIN_SAMPLES:
@@ -164,7 +180,7 @@ def prepare_log(t, q, tau, qd=None, cutoff: Optional[float] = None, rate: Option
                          f"{len(grid[rows])} samples; give a shorter trim or a longer log")
     return Log(grid[rows], q_f[rows], qd_f[rows], qdd_f[rows], tau_f[rows], float(cutoff),
                "spectrum" if band is not None else "given", band, out_rate, grid_rate, float(trim),
-               "differentiated" if qd is None else "logged", str(source))
+               "differentiated" if qd is None else "logged", str(source), direction[rows])
 
 
 def motion_band(x, rate: float, differentiate: bool = False, ceiling: Optional[float] = None) -> float:

@@ -48,16 +48,18 @@ def torque_rms(measured, predicted) -> TorqueRMS:
 
 def holdout_rms(result, log) -> TorqueRMS:
     """Torque RMS of an :class:`~dyn_plugin.identification.IdentificationResult` on a
-    :class:`~dyn_plugin.identification.log.Log` (e.g. the held-out part of ``log.split()``)."""
+    :class:`~dyn_plugin.identification.log.Log` (e.g. the held-out part of ``log.split()``):
+    its low-passed torques against the model's, dry friction along the log's low-passed
+    direction of motion (:attr:`~dyn_plugin.identification.log.Log.direction`)."""
     if log.n != result.measured.shape[1]:
         raise InputError(f"the log has {log.n} joints and the identified model {result.measured.shape[1]}")
-    return torque_rms(log.tau, result.predict(log.q, log.qd, log.qdd))
+    return torque_rms(log.tau, result.predict(log.q, log.qd, log.qdd, log.direction))
 
 
 def plot_holdout(result, log, path, joint_names=None, title=None):
     """Measured and predicted torque on ``log`` against time, one panel per joint, to ``path``
     (an image file; legend above the panels); returns the path."""
-    predicted = result.predict(log.q, log.qd, log.qdd)
+    predicted = result.predict(log.q, log.qd, log.qdd, log.direction)
     score = torque_rms(log.tau, predicted)
     title = title or f"{result.model_name}: held-out torques, total RMS {score.total:.3g} N·m"
     return plot_torques(path, log.t, "t (s)", log.tau, predicted, joint_names, title, score.per_joint,

@@ -57,7 +57,7 @@ def _from_log(args, model, terms) -> int:
     fit, held = log.split(holdout)
     _check_enough(args, model, terms, len(fit))
     with _status(f"identify: {log.describe()}; fitting on the first {len(fit)} samples"):
-        result = identify(model, fit.q, fit.qd, fit.qdd, fit.tau, friction=terms, physical=args.physical)
+        result = identify(model, fit, friction=terms, physical=args.physical)
     score = holdout_rms(result, held)
     data = {**result.to_dict(), "log": log.to_dict(), "fit_samples": len(fit), "holdout": holdout,
             **score.to_dict(model.joint_names)}

@@ -85,15 +85,14 @@ def panda_study(path, model=None, *, sets=tuple(FRICTION_SETS), methods=METHODS,
     for method in methods:
         for name in dict.fromkeys(tuple(sets) + ((LAW_BASE,) if laws else ())):
             start = time.perf_counter()
-            result = identify(model, fit.q, fit.qd, fit.qdd, fit.tau, friction=FRICTION_SETS[name],
-                              physical=method == "physical")
+            result = identify(model, fit, friction=FRICTION_SETS[name], physical=method == "physical")
             score = holdout_rms(result, held)
             results[name, method] = result
             if name in sets:
                 summary["models"].append({"friction": name, "method": method, **_scored(score),
                                           "consistent": all(result.consistency.values()),
                                           "seconds": time.perf_counter() - start, "loads_from": result.loads_from})
-                arrays["predicted"][f"{name} ({method})"] = result.predict(held.q, held.qd, held.qdd)
+                arrays["predicted"][f"{name} ({method})"] = result.predict(held.q, held.qd, held.qdd, held.direction)
                 if "load" in FRICTION_SETS[name]:
                     summary["load_coefficients"][method] = _load_coefficients(result)
             progress(f"Panda, {name}, {method}: held-out total {score.total:.4g} N·m")
