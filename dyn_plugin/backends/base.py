@@ -237,8 +237,10 @@ class Backend:
 
     def _require_derivatives(self) -> None:
         if not self.can("derivatives"):
-            raise BackendError(f"backend {self.name!r} has no analytic derivatives; use one that declares them, "
-                               "e.g. 'newton_euler' or 'pinocchio'")
+            from .registry import backends
+
+            raise BackendError(f"backend {self.name!r} has no analytic derivatives; use one that declares them: "
+                               f"{', '.join(backends(can=('derivatives',)))}")
 
     def regressor(self, q, qd, qdd):
         """The inertial-parameter regressor Y (n, 10 n) or (N, n, 10 n): τ = Y θ (rigid body,

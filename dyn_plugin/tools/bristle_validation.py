@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backends.registry import backend_class, get_backend
+from ..backends.registry import declared, get_backend
 from ..friction import bristles as br
 from ..friction.bristles import Bristles
 from ..friction.parameters import FrictionModel
@@ -61,10 +61,11 @@ def validation_lugre(model, seed: int, dt: float, q: np.ndarray) -> Bristles:
 
 
 def comparisons(suite, model, names, q0, qd0) -> list:
-    """The ``bristles`` comparisons of every friction backend among ``names`` on ``model``,
-    from the state (q0, qd0); none on a floating base (friction backends are fixed-base)."""
-    steppers = [name for name in names if backend_class(name).can("stepping")]
-    if model.floating_base or not steppers:
+    """The ``bristles`` comparisons of every backend among ``names`` that declares ``stepping``
+    on ``model``, from the state (q0, qd0); none on a floating base or with mimic joints (the
+    friction backends' joints are fixed-base and independent; :mod:`.plan` lists the skip)."""
+    steppers = [name for name in names if "stepping" in declared(name)[1]]
+    if model.floating_base or model.mimic or not steppers:
         return []
     # OpenBLAS's LU and solves give other last digits with other thread counts, and the
     # order estimate amplifies them (1e-10 between a serial run and a Dask worker, which

@@ -70,6 +70,9 @@ def markdown_report(report: Report) -> str:
         for key in dict.fromkeys((c.robot, c.backend) for c in rows):
             cells = {c.quantity: c for c in rows if (c.robot, c.backend) == key}
             lines.append(f"| {key[0]} | {key[1]} | " + " | ".join(_cell(cells.get(q)) for q in quantities) + " |")
+    if report.skips:
+        lines += ["", "## Skipped (not asked of the backend; fails nothing)", ""]
+        lines += [f"- {line}" for line in report.skip_lines()]
     if report.disagreements():
         lines += ["", "## Reference disagreement (pybullet vs pinocchio, same states)", ""]
         lines += [f"- {line}" for line in report.disagreement_lines()]
@@ -101,7 +104,7 @@ def floor_verdict(comparison) -> str:
 
 def _cell(comparison) -> str:
     if comparison is None:
-        return "–"  # not compared: τ and q̈ of a friction backend are checked by stepping
+        return "–"  # not compared: the report's skipped section says why
     floor = f" (floor {comparison.floor:.1e})" if comparison.floor_applies else ""
     return f"{comparison.max_rel:.1e}{floor}" + ("" if comparison.passed else " **FAIL**")
 

@@ -36,7 +36,9 @@ from ..datafile import read_toml
 from ..errors import BackendError, DynPluginError, InputError, ModelError, argument, arguments_spelled
 from ..robots import load_robot
 from ..sampling import States, random_states
+from . import plan
 from .bristle_validation import BRISTLES
+from .plan import DERIVATIVES, QUANTITIES, STEPPING, TRAJECTORIES
 
 __all__ = ["CHUNK", "DERIVATIVES", "KEPT_SETUPS", "MAX_SAMPLES", "MAX_STEPS", "QUANTITIES", "SETTINGS", "STEPPING", "STIFFNESS",
            "TRAJECTORIES", "Comparison", "Report", "Suite", "Task", "bullet_diagonalize", "chunk_states",
@@ -44,10 +46,6 @@ __all__ = ["CHUNK", "DERIVATIVES", "KEPT_SETUPS", "MAX_SAMPLES", "MAX_STEPS", "Q
            "pybullet_differences", "pybullet_dropped_inertia", "pybullet_friction", "relative_errors", "run",
            "run_task", "setting_problem", "suite_dir", "tasks", "tolerance_problem", "validation_friction",
            "whole_number_problem"]
-
-
-def _coriolis_times_velocity(backend, s: States) -> np.ndarray:
-    return np.einsum("nij,nj->ni", backend.coriolis_matrix(s.q, s.qd), s.qd)
 
 
 def _one_step(pybullet_backend, backend, s: States, dt: float):
@@ -112,36 +110,6 @@ def _largest_damping_rate(M: np.ndarray, viscous: np.ndarray) -> float:
 def pybullet_friction(friction) -> dict:
     """The pybullet stepping options equal to a viscous + symmetric Coulomb FrictionModel."""
     return {"joint_damping": friction.velocity.viscous, "motor_friction": friction.velocity.coulomb_positive}
-
-
-def _unchanged_by_friction(quantity: str) -> bool:
-    return quantity in ("M", "bias", "gravity", "Cqd")
-
-
-# Quantities every reference can compute through the Backend interface.
-QUANTITIES: dict = {
-    "tau": (lambda be, s: be.inverse_dynamics(s.q, s.qd, s.qdd), "inverse dynamics τ(q, q̇, q̈)"),
-    "M": (lambda be, s: be.mass_matrix(s.q), "mass matrix M(q)"),
-    "bias": (lambda be, s: be.bias_forces(s.q, s.qd), "bias forces C(q, q̇) q̇ + g(q)"),
-    "gravity": (lambda be, s: be.gravity_torques(s.q), "gravity torques g(q)"),
-    "Cqd": (_coriolis_times_velocity, "Coriolis matrix times velocity C(q, q̇) q̇"),
-    "qdd": (lambda be, s: be.forward_dynamics(s.q, s.qd, s.tau), "forward dynamics q̈(q, q̇, τ)"),
-}
-# Analytic derivatives: compared with pinocchio's (computeRNEADerivatives, computeABADerivatives;
-# pybullet has none), for a friction backend with the same friction over pinocchio's rigid body.
-DERIVATIVES: dict = {
-    "dtau": (lambda be, s: np.concatenate(be.inverse_dynamics_derivatives(s.q, s.qd, s.qdd), axis=-1),
-             "derivatives of inverse dynamics [∂τ/∂q, ∂τ/∂q̇]"),
-    "dqdd": (lambda be, s: np.concatenate(be.forward_dynamics_derivatives(s.q, s.qd, s.tau), axis=-1),
-             "derivatives of forward dynamics [∂q̈/∂q, ∂q̈/∂q̇, M⁻¹]"),
-}
-# Quantities that need pybullet as the integrator (compared only against the pybullet reference).
-TRAJECTORIES = ("traj_zero", "traj_gravity")
-STEPPING = {
-    "step": "one pybullet step: (q̇⁺ − q̇)/dt against our q̈",
-    "traj_zero": "1 s trajectory under zero torque, semi-implicit Euler, q against pybullet's",
-    "traj_gravity": "1 s trajectory under gravity compensation τ = g(q), q against pybullet's",
-}
 
 
 # Largest batch of random states (per robot) and trajectory length accepted: the default
@@ -449,12 +417,19 @@ def _comparison(robot, backend, reference, quantity, ours, ref, tol, trace=None,
 @dataclasses.dataclass
 class Report:
     """The comparisons of a run; ``notes``: per robot whose references disagree, why
-    (:func:`pybullet_differences`; empty: not diagnosed)."""
+    (:func:`pybullet_differences`; empty: not diagnosed); ``skips``: what the suite names and
+    a backend was not asked for (:class:`.plan.Skip`), which fails nothing."""
 
     suite: Suite
     comparisons: list
     seconds: float
     notes: dict = dataclasses.field(default_factory=dict)
+    skips: list = dataclasses.field(default_factory=list)
+
+    def skip_lines(self) -> list:
+        """The skips in words, one line per reason (:func:`.plan.skip_lines`)."""
+        robots = dict.fromkeys([*(c.robot for c in self.comparisons), *(s.robot for s in self.skips)])
+        return plan.skip_lines(self.skips, list(robots))
 
     @property
     def passed(self) -> bool:
@@ -493,6 +468,7 @@ class Report:
             "passed": self.passed,
             "seconds": round(self.seconds, 3),
             "results": [c.as_dict() for c in self.comparisons],
+            "skipped": [s.as_dict() for s in self.skips],
         }
         if self.disagreements():
             out["reference_disagreement"] = self.disagreement_lines()
@@ -548,15 +524,16 @@ def run(suite: Suite, progress: Optional[Callable[[str], None]] = None, client=N
     """
     suite.check()
     start = time.perf_counter()
-    plan = tasks(suite)
-    parts = _run_serially(plan, suite, progress) if client is None else _run_on_dask(plan, suite, progress, client)
-    comparisons = _merge_tasks(parts)
+    work = tasks(suite)
+    parts = _run_serially(work, suite, progress) if client is None else _run_on_dask(work, suite, progress, client)
+    comparisons = _merge_tasks([found for found, _ in parts])
+    report = Report(suite, comparisons, 0.0, skips=list(dict.fromkeys(s for _, skips in parts for s in skips)))
     if not comparisons:     # "0 comparisons, all passed" would pass a suite that checks nothing
         raise InputError(f"the suite compares nothing: backends {', '.join(suite.backends)} against "
-                         f"{', '.join(suite.references)} on {', '.join(suite.quantities)} give no comparison "
-                         "(a friction backend's τ is compared by stepping against pybullet, not with a rigid "
-                         "reference); choose other quantities, references or backends")
-    return Report(suite, comparisons, time.perf_counter() - start, _notes(suite, comparisons))
+                         f"{', '.join(suite.references)} on {', '.join(suite.quantities)} give no comparison ("
+                         + "; ".join(report.skip_lines()) + "); choose other quantities, references or backends")
+    report.seconds, report.notes = time.perf_counter() - start, _notes(suite, comparisons)
+    return report
 
 
 def _notes(suite: Suite, comparisons: list) -> dict:
@@ -568,20 +545,20 @@ def _notes(suite: Suite, comparisons: list) -> dict:
     return {model.name: pybullet_differences(model) for model in models if model.name in floored}
 
 
-def _run_serially(plan: list, suite: Suite, progress) -> list:
+def _run_serially(work: list, suite: Suite, progress) -> list:
     parts = []
-    for task in plan:
+    for task in work:
         parts.append(run_task(task, suite))
         if progress:
             progress(task.label)
     return parts
 
 
-def _run_on_dask(plan: list, suite: Suite, progress, client) -> list:
+def _run_on_dask(work: list, suite: Suite, progress, client) -> list:
     from distributed import as_completed
 
-    futures = client.map(run_task, plan, suite=suite, pure=False)
-    label = {future.key: task.label for future, task in zip(futures, plan)}
+    futures = client.map(run_task, work, suite=suite, pure=False)
+    label = {future.key: task.label for future, task in zip(futures, work)}
     for future in as_completed(futures):
         if future.status == "error":
             future.result()  # raises the task's own error (a DynPluginError names robot and backend)
@@ -590,15 +567,20 @@ def _run_on_dask(plan: list, suite: Suite, progress, client) -> list:
     return client.gather(futures)
 
 
-def run_task(task: Task, suite: Suite) -> list:
-    """The comparisons of one task (on a worker, or here)."""
+def run_task(task: Task, suite: Suite) -> tuple:
+    """``(comparisons, skips)`` of one task (on a worker, or here); the robot's skips
+    (:class:`.plan.Skip`) come with its first chunk of states."""
     if task.chunk == BRISTLE_CHUNK:                  # no references to set up: physical oracles
         from . import bristle_validation
 
         model = suite.model(task.robot)
         first = chunk_states(model, suite.seed, Task(task.robot, 0, 0, min(CHUNK, suite.samples)))
-        return bristle_validation.comparisons(suite, model, suite.backends, first.q[0], first.qd[0])
+        return bristle_validation.comparisons(suite, model, suite.backends, first.q[0], first.qd[0]), []
     setup = _setup(suite, task.robot)
+    return _comparisons_of(task, suite, setup), setup.skips if task.chunk == 0 else []
+
+
+def _comparisons_of(task: Task, suite: Suite, setup: "_Setup") -> list:
     if task.chunk < 0:
         return _trajectory_comparisons(suite, setup)
     return _chunk_comparisons(suite, setup, chunk_states(setup.model, suite.seed, task))
@@ -617,9 +599,10 @@ class _Setup:
 
     model: object
     references: dict
-    backends: dict     # name -> (backend, quantities compared with the references)
+    backends: dict     # name -> (backend, the quantities it is asked for: plan.asked)
     first: States      # the robot's first chunk of states (trajectories start from its first)
     pinocchio: object  # pinocchio, for the floor of the comparisons against pybullet (None without them)
+    skips: list        # plan.Skip: what the backends are not asked for, and the robots their factories refuse
     built: dict = dataclasses.field(default_factory=dict)   # what _pinocchio_twin builds, once
 
 
@@ -639,19 +622,35 @@ def _setup(suite: Suite, robot: str) -> _Setup:
 
 def _build_setup(suite: Suite, robot: str) -> _Setup:
     model = suite.model(robot)
-    plain = [q for q in suite.quantities if q in QUANTITIES]
     first = chunk_states(model, suite.seed, Task(robot, 0, 0, min(CHUNK, suite.samples)))
-    backends, with_friction = {}, registered_backends(can=("friction",))
+    backends, skips = {}, []
     for name in suite.backends:
-        if name in with_friction:  # τ and q̈ include friction: checked by stepping instead
-            friction = validation_friction(model, suite.seed, suite.dt, first.q)
-            backends[name] = (get_backend(name, model, friction=friction), [q for q in plain if _unchanged_by_friction(q)])
-        else:
-            backends[name] = (get_backend(name, model), plain)
+        backend, refused = _suite_backend(name, model, suite, first)
+        if refused is not None:              # a model it cannot take: listed, and the others go on
+            skips += plan.refusal(suite, model.name, name, refused)
+            continue
+        quantities, skipped = plan.asked(suite, model, name, type(backend))
+        backends[name], skips = (backend, quantities), skips + skipped
     references = {ref: get_backend(ref, model) for ref in suite.references}
     compared_with_pinocchio = "pybullet" in references or any(q in DERIVATIVES for q in suite.quantities)
     pinocchio = (references.get("pinocchio") or get_backend("pinocchio", model)) if compared_with_pinocchio else None
-    return _Setup(model, references, backends, first, pinocchio)
+    return _Setup(model, references, backends, first, pinocchio, skips)
+
+
+def _suite_backend(name: str, model, suite: Suite, first: States) -> tuple:
+    """``(backend, None)``: backend ``name`` for ``model``, with friction that pybullet
+    reproduces where it declares ``friction``; or ``(None, error)``, its factory's refusal of
+    the model (a DynPluginError).  Any other exception of the factory is a bug: a
+    BackendError naming the backend and the robot."""
+    try:
+        if name not in registered_backends(can=("friction",)):
+            return get_backend(name, model), None
+        return get_backend(name, model, friction=validation_friction(model, suite.seed, suite.dt, first.q)), None
+    except DynPluginError as refusal:
+        return None, refusal
+    except Exception as error:
+        raise BackendError(f"backend {name!r} failed to build for robot {model.name!r}: {type(error).__name__}: "
+                           f"{error}") from error
 
 
 def _pinocchio_twin(setup: _Setup, name: str, pybullets: bool = False):
@@ -707,12 +706,13 @@ def _chunk_comparisons(suite: Suite, setup: _Setup, states: States) -> list:
     reference_values = {ref: _evaluate(model, ref, be, states, plain) for ref, be in setup.references.items()}
     floors = _state_floors(suite, setup, states, reference_values)
     comparisons = []
-    for name, (backend, compared) in setup.backends.items():
+    for name, (backend, asked) in setup.backends.items():
+        compared = [q for q in asked if q in QUANTITIES]
         ours = _evaluate(model, name, backend, states, compared)
         comparisons += [_comparison(model.name, name, ref, quantity, ours[quantity], values[quantity], suite.rtol,
                                     floor=floors[quantity] if ref == "pybullet" else None)
                         for ref, values in reference_values.items() for quantity in compared]
-        if "step" in suite.quantities and "pybullet" in setup.references:  # stepping: against pybullet only
+        if "step" in asked:                          # stepping: against pybullet only
             with _named_singular_mass_matrix(model, name):
                 ours, theirs = _one_step(setup.references["pybullet"], backend, states, suite.dt)
             experiment = functools.partial(_step_only, states=states, dt=suite.dt)
@@ -729,10 +729,10 @@ def _derivative_comparisons(suite: Suite, setup: _Setup, name: str, states: Stat
     max(1, their largest entry) first: M⁻¹ of a robot whose M has a condition number κ
     carries an error ~κ ε relative to its largest entry, which entry-by-entry scaling
     would charge in full to its small entries (PUMA-560: κ ~ 1e5)."""
-    quantities = [q for q in suite.quantities if q in DERIVATIVES]
-    if not quantities or "pinocchio" not in setup.references:
+    backend, asked = setup.backends[name]
+    quantities = [q for q in asked if q in DERIVATIVES]      # with pinocchio among the references (plan.asked)
+    if not quantities:
         return []
-    backend = setup.backends[name][0]
     twin = _pinocchio_twin(setup, name) if type(backend).can("stepping") else setup.references["pinocchio"]
     out = []
     for quantity in quantities:
@@ -768,8 +768,8 @@ def _trajectory_comparisons(suite: Suite, setup: _Setup) -> list:
                                                      _torque_law(quantity, setup.pinocchio), suite.duration, suite.dt)
         floors[quantity] = relative_errors(predicted.q, theirs).max()
     comparisons = []
-    for name, (backend, _) in setup.backends.items():
-        for quantity in cases:
+    for name, (backend, asked) in setup.backends.items():
+        for quantity in (q for q in cases if q in asked):
             with _named_singular_mass_matrix(setup.model, name):
                 ours, theirs = compare_trajectories(backend, pybullet_backend, q0, qd0, _torque_law(quantity, backend),
                                                     suite.duration, suite.dt)

@@ -39,7 +39,7 @@ from ..backends.registry import get_backend
 from ..datafile import read_toml
 from ..errors import DynPluginError, InputError, PhysicalValidityWarning, URDFWarning
 from ..robots import load_robot
-from . import validation
+from . import plan, validation
 from .output import one_line
 from .zoo_files import ERD, PYBULLET_FLOATING, Entry, discover, robots  # noqa: F401 (re-exported)
 
@@ -183,8 +183,13 @@ def _references(model, references: list) -> tuple:
 
 def _judge(result: Result, report) -> None:
     """``pass`` or ``FAIL <quantity> <error> (<backend> vs <reference>; ...)`` from a
-    validation report, keeping the note on the references in ``result.detail``."""
+    validation report, keeping the note on the references in ``result.detail``; ``refused``
+    where a backend's factory refused the file (which the validation lists and goes on)."""
     result.max_error = max(_error(c) for c in report.comparisons)
+    refusal = next((s for s in report.skips if s.reason.startswith(plan.REFUSED)), None)
+    if refusal is not None:
+        result.status, result.detail = "refused", _short(f"{refusal.backend}: {refusal.reason}", result.path)
+        return
     notes = [result.detail] if result.detail else []
     failures = report.failures()
     if failures:

@@ -226,6 +226,8 @@ def _print_report(console, report) -> None:
             console.print(_error_table(rows, [q for q in suite.quantities if q in group], title))
     for line in report.disagreement_lines():
         console.print(Text(line, style="yellow"))
+    for line in report.skip_lines():     # not asked of a backend (what it declares, or a model it refuses)
+        console.print(Text(f"skipped: {line}", style="dim"))
     if any(c.within_floor for c in report.comparisons):
         console.print(Text("* above the tolerance, within the reference disagreement: passes at <= tolerance + floor "
                            "with ours within the tolerance of pinocchio's prediction"))
