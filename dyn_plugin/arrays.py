@@ -141,16 +141,27 @@ def _overflow(what: str, result, model, single: bool, inputs: dict) -> Numerical
     where = np.argwhere(bad)[0]                             # (state, joint, ...) of the first bad entry
     state, joint = int(where[0]), int(where[1]) if result.ndim > 1 else 0
     value = result[tuple(where)]
-    names = model.joint_names
-    message = (f"{what} of robot {model.name!r} overflowed: the result at {_joint(joint, names)}"
+    message = (f"{what} of robot {model.name!r} overflowed: the result at {_joint(joint, _names(model, result))}"
                + ("" if single else f", state {state}") + f" is {value} although every input is finite "
                "(float64 ends near 1.8e308)")
     largest = [(np.abs(a[state]).max(), key, int(np.abs(a[state]).argmax())) for key, a in inputs.items() if len(a)]
     if largest:
         _, key, index = max(largest)
-        message += f"; the largest input there is {key} = {inputs[key][state, index]:g} at {_joint(index, names)}"
+        message += (f"; the largest input there is {key} = {inputs[key][state, index]:g} at "
+                    f"{_joint(index, _names(model, inputs[key]))}")
     message += ". Check the inputs' units and magnitudes, and the model's masses, inertias and lengths"
     return NumericalError(message)
+
+
+def _names(model, array: np.ndarray):
+    """The names of an (N, m) array's columns: q's (nq), or q̇'s, q̈'s and τ's (nv), or the
+    joints'; None when the width is none of them (a floating base: nq = nv + 1 = n + 7)."""
+    width = array.shape[1] if array.ndim > 1 else 0
+    for names in (getattr(model, "configuration_names", None), getattr(model, "velocity_names", None),
+                  model.joint_names):
+        if names is not None and len(names) == width:
+            return names
+    return None
 
 
 def contiguous(*arrays) -> list:

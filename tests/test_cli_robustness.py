@@ -117,3 +117,28 @@ def test_a_suite_that_compares_nothing_is_refused(capsys):
                  "--quantity", "tau", "--samples", "4"])
     err = [line for line in capsys.readouterr().err.strip().splitlines() if not line.startswith("validate: ")]
     assert code == 2 and len(err) == 1 and "compares nothing" in err[0]      # after the progress lines
+
+
+def test_a_floating_robot_with_a_singular_mass_matrix_is_a_one_line_error(capsys):
+    """The PUMA-560's base link has no mass: freed, its base's turn about z and joint 1's
+    cancel, and M is singular.  One line saying so (the message named a joint by a velocity
+    index into the joint names: IndexError, exit 3)."""
+    code = main(["validate", "--robot", "puma560", "--floating-base", "--backend", "newton_euler", "--samples", "4"])
+    err = [line for line in capsys.readouterr().err.strip().splitlines() if line.startswith("dyn-plugin: error")]
+    assert code == 2 and len(err) == 1 and "singular" in err[0]
+
+
+def test_an_overflow_on_a_floating_base_names_the_velocity_entry():
+    """_overflow named entry k of an (N, nv) result by joint_names[k]: an IndexError for the
+    base's entries 6 + n - 1 and beyond, and the wrong joint for the others."""
+    import numpy as np
+
+    import dyn_plugin as dp
+    from dyn_plugin.arrays import _overflow
+
+    model = dp.load_robot("scara", floating_base=True)
+    result = np.zeros((1, model.nv))
+    result[0, model.nv - 1] = np.inf
+    error = _overflow("forward_dynamics", result, model, True, {"q": np.ones((1, model.nq)),
+                                                                 "tau": np.ones((1, model.nv))})
+    assert f"joint {model.velocity_names[-1]!r} (index {model.nv - 1})" in str(error)
