@@ -289,9 +289,11 @@ def test_validate_summary_fits_80_columns_and_reports_progress(monkeypatch, caps
     lines = captured.out.splitlines()
     assert max(len(line) for line in lines) <= 80, captured.out
     rows = [line.split() for line in lines if line.startswith(("newton_euler ", "lagrange_euler_friction "))]
-    assert [len(row) for row in rows] == [7, 7, 7, 7, 3, 3, 4, 4], captured.out   # the names whole, on one line
+    # the names whole, on one line; the last row: the friction backend's dynamic-friction checks
+    assert [len(row) for row in rows] == [7, 7, 7, 7, 3, 3, 4, 4, 5], captured.out
+    assert "dynamic friction vs physics" in captured.out
     figures = [cell for row in rows for cell in row[1:] if cell != "–"]
-    assert len(figures) == 2 * 6 + 2 * 4 + 2 * 2 + 2 * 3 and all(re.fullmatch(r"\d\.\de[-+]\d\d", f) for f in figures), figures
+    assert len(figures) == 2 * 6 + 2 * 4 + 2 * 2 + 2 * 3 + 3 and all(re.fullmatch(r"\d\.\de[-+]\d\d", f) for f in figures), figures
     assert re.search(r"1/3 done, scara / states 1-2\b", captured.err), captured.err
     assert re.search(r"2/3 done, scara / trajectories\b", captured.err), captured.err
     assert re.search(r"3/3 done, scara / dynamic friction\b", captured.err), captured.err

@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from ...errors import InputError, arguments_spelled
-from .. import validation
+from .. import bristle_validation, validation
 from ..output import console as _console
 from ..output import write_or_print
 from ..reporting import floor_verdict
@@ -224,6 +224,10 @@ def _print_report(console, report) -> None:
         rows = [c for c in report.comparisons if c.quantity in group]
         if rows:
             console.print(_error_table(rows, [q for q in suite.quantities if q in group], title))
+    physics = [c for c in report.comparisons if c.reference == bristle_validation.REFERENCE]
+    if physics:          # the dynamic-friction checks (closed forms, energy, Radau IIA)
+        console.print(_error_table(physics, list(dict.fromkeys(c.quantity for c in physics)),
+                                   "dynamic friction vs physics (order: |p - 1|)"))
     for line in report.disagreement_lines():
         console.print(Text(line, style="yellow"))
     for line in report.skip_lines():     # not asked of a backend (what it declares, or a model it refuses)
@@ -246,8 +250,8 @@ def _error_table(comparisons, quantities, title: str):
 
     table = Table(title=title or None, box=box.SIMPLE_HEAD, padding=(0, 0, 0, 1), pad_edge=False, show_edge=False)
     table.add_column("backend", overflow="fold")
-    for quantity in quantities:
-        table.add_column(quantity, justify="right", no_wrap=True)
+    for quantity in quantities:      # bristles_steady etc. under the title that says so: steady, ...
+        table.add_column(quantity.removeprefix("bristles_"), justify="right", no_wrap=True)
     cells = {}
     for c in comparisons:
         cells.setdefault((c.robot, c.reference), {}).setdefault(c.backend, {})[c.quantity] = Text(
