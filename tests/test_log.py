@@ -281,7 +281,7 @@ def test_three_line_script_on_the_panda_log(panda_urdf, tmp_path):
     fit, held = dp.prepare_log(**dp.load_log(SLICE), rate=50).split(0.4)
     result = dp.identify(model, fit)
     score = dp.holdout_rms(result, held)
-    # measured 0.092 N·m (default cutoff 4.3 Hz); viscous friction only gives 0.18, a 30 Hz cutoff 0.50
+    # measured 0.092 N·m (default cutoff 4.3 Hz); viscous friction only gives 0.19, a 30 Hz cutoff 0.50
     assert score.total <= 0.12 and score.per_joint.shape == (7,)
     assert fit.cutoff_from == "spectrum" and fit.cutoff == pytest.approx(10 * fit.band, rel=1e-15)
     path = dp.identification.plot_holdout(result, held, tmp_path / "held.png", model.joint_names)
@@ -298,7 +298,7 @@ def test_cli_identify_log_published_protocol(panda_urdf, capsys):
     captured = capsys.readouterr()
     assert code == 0, captured.err
     data = json.loads(captured.out)
-    # measured 0.138 N·m on this slice (0.130 on the full log; the published model: 0.275)
+    # measured 0.139 N·m on this slice (0.131 on the full log; the published model: 0.275)
     assert data["holdout_rms_total"] <= 0.16
     per_joint = data["holdout_rms"]
     assert list(per_joint) == [f"panda_joint{j}" for j in range(1, 8)]
@@ -369,7 +369,7 @@ def test_cli_identify_log_physical_writes_the_identified_urdf(panda_urdf, tmp_pa
     assert main([*arm, "--physical", "--urdf", str(out), "--json", str(tmp_path / "fit.json"),
                  "--plot", str(plot)]) == 0
     data = json.loads((tmp_path / "fit.json").read_text())
-    # measured 0.088 N·m; every link a rigid body, so the URDF is written
+    # measured 0.089 N·m; every link a rigid body, so the URDF is written
     assert data["method"] == "physical" and all(data["consistency"].values()) and data["holdout_rms_total"] <= 0.12
     text = capsys.readouterr().out
     assert f"wrote {out}" in text and f"wrote {plot}" in text and "held-out torque RMS" in text

@@ -3,9 +3,15 @@ parameters from a recorded trajectory: :func:`identify`.
 
 Model: τ = Y_b(q, q̇, q̈) β + F(q, q̇, q̈) φ + e, with Y_b the base regressor
 (:mod:`.base`), F the friction columns (:mod:`.friction`) and e the measurement noise.
-The fit is weighted least squares: a first ordinary fit gives each joint's residual
-standard deviation σ_j, and the rows of joint j are then weighted by 1/σ_j (Gautier's
-weighting; joints with torques of very different sizes get comparable weight).  Standard
+The fit is weighted least squares: each joint's own equations fitted alone (ordinary least
+squares on its N rows) give its residual standard deviation σ_j, and the rows of joint j
+are then weighted by 1/σ_j (M. Gautier, P. Poignet, "Extended Kalman filtering and weighted
+least squares dynamic identification of robot", Control Engineering Practice 9(12), 2001:
+joints with torques of very different sizes get comparable weight).  A joint's σ_j from
+a fit of all the joints at once would be the leakage of the largest joints' errors into
+the shared parameters: a wrist whose torques are 1e-6 of the base's was then weighted
+50× too little and predicted worse than by zero (simulated TIAGo arm, noise-free log;
+:func:`joint_noise`).  Standard
 errors are σ̂ √diag((AᵀA)⁻¹) of the weighted problem, σ̂² its residual variance per degree
 of freedom.
 
@@ -210,7 +216,7 @@ def identify(model, q, qd=None, qdd=None, tau=None, *, friction=("viscous", "cou
         load-dependent bearing term, the reference of the consistency check and the parameters
         ``physical`` pulls the unidentifiable ones to (default ``model``).
     smoothing : tanh width of sgn(q̇) in the dry-friction columns (0: sgn).
-    weighted : per-joint weighting (two passes); bounded : friction parameters ≥ 0.
+    weighted : per-joint weighting (:func:`joint_noise`); bounded : friction parameters ≥ 0.
     max_condition : a larger condition number of the column-scaled regressor is refused
         as a rank-deficient excitation (InputError naming the worst-determined parameters).
     physical : fit the standard parameters under the rigid-body constraints, nearest the
@@ -260,10 +266,8 @@ def identify(model, q, qd=None, qdd=None, tau=None, *, friction=("viscous", "cou
     Aw, bw, norms = scaled(weights)
     _check_excitation(Aw, norms, names, max_condition)
     if weighted:
-        x = np.linalg.lstsq(Aw / norms, bw, rcond=None)[0] / norms
-        residual = (tau - A @ x)
-        sigma_j = np.sqrt(np.sum(residual ** 2, axis=0) / max(N - p / n, 1))
-        floor = 1e-9 * max(np.sqrt(np.mean(tau ** 2)), 1e-300)
+        sigma_j = joint_noise(A, tau)
+        floor = 1e-9 * np.maximum(np.sqrt(np.mean(tau ** 2, axis=0)), 1e-300)
         if np.all(sigma_j > floor):                               # noise-free data: nothing to weight
             weights = 1.0 / sigma_j
             Aw, bw, norms = scaled(weights)
@@ -309,6 +313,30 @@ def identify(model, q, qd=None, qdd=None, tau=None, *, friction=("viscous", "cou
                                 "physical" if physical else "least squares", found.solver if found else "",
                                 found.residual[1] / found.residual[0] - 1.0 if found and found.residual[0] else 0.0,
                                 model, loads, loads_from)
+
+
+def joint_noise(A, tau) -> np.ndarray:
+    """σ_j (n,) N·m (N): each joint's residual standard deviation when its own equations
+    alone are fitted by ordinary least squares, A (N, n, p) the columns, tau (N, n) (the
+    module says why alone); columns scaled to unit norm, the minimum-norm solution where a
+    joint's equations do not determine every parameter, N − rank degrees of freedom.  A
+    joint with fewer rows than twice its rank (too few to tell its noise from its fit)
+    takes its σ_j from the ordinary fit of all the joints at once (N − p/n degrees of freedom)."""
+    N, n, p = A.shape
+    rows, norms = A.reshape(N * n, p), np.linalg.norm(A.reshape(N * n, p), axis=0)
+    live = norms > 0
+    together = np.linalg.lstsq(rows[:, live] / norms[live], tau.ravel(), rcond=None)[0]
+    residual = tau - (rows[:, live] / norms[live] @ together).reshape(N, n)
+    sigma = np.sqrt(np.sum(residual ** 2, axis=0) / max(N - p / n, 1))
+    for j in range(n):
+        columns = A[:, j, :]
+        scale = np.linalg.norm(columns, axis=0)
+        columns = columns[:, scale > 0] / scale[scale > 0]
+        solution, _, rank, _ = np.linalg.lstsq(columns, tau[:, j], rcond=None)
+        if N >= 2 * rank:
+            alone = tau[:, j] - columns @ solution
+            sigma[j] = np.sqrt(alone @ alone / (N - rank))
+    return sigma
 
 
 def _loads(model, states, terms, physical, loads, options) -> tuple:
