@@ -259,6 +259,22 @@ def test_bad_inputs_are_refused_with_clear_errors():
         fit.predict(qd, t=t, q=[0.0, 1.0, 2.0])
 
 
+def test_an_offset_needs_motion_both_ways():
+    # q̇ > 0 at every sample: a Coulomb level and an offset are one constant torque.  Measured
+    # before the refusal: Schilling fitted F_C = 1.9e9, τ_0 = -1.9e9 (exact at the samples,
+    # -3.9e9 N·m predicted at any q̇ < 0)
+    t, qd = excitation(0.1, samples=60)
+    qd = np.abs(qd) + 0.01
+    tau = laws.evaluate(laws.LAWS["schilling"], dict(TRUE["schilling"], offset=0.1), qd)
+    for law in ("coulomb_viscous", "schilling", "lugre"):
+        with pytest.raises(InputError, match="offset=True needs motion both ways: q̇ is positive or zero"):
+            dp.fit_friction(qd, tau, law=law, t=t, offset=True)
+        with pytest.raises(InputError, match="q̇ is negative or zero at every sample"):
+            dp.fit_friction(-qd, -tau, law=law, t=t, offset=True)
+    fit = dp.fit_friction(qd, tau - 0.1, law="schilling")              # without the offset: the law alone
+    assert fit.rms <= 1e-9 * np.sqrt(np.mean(tau ** 2))
+
+
 # -- the command line -------------------------------------------------------------------------
 
 def main(argv):

@@ -44,7 +44,7 @@ from typing import Optional
 import numpy as np
 from scipy.optimize import least_squares, lsq_linear
 
-from ..errors import InputError, NumericalError
+from ..errors import InputError, NumericalError, argument
 from .laws import FRICTION_LAWS, LAWS, OFFSET, SLOPE, STIFFNESS, TORQUE, VELOCITY, VISCOUS, Law, evaluate
 
 _LOG_BOUND = 60.0          # |log(value/scale)| of a positive parameter: e^60 ~ 1e26, finite
@@ -92,12 +92,18 @@ def fit_friction(qd, tau, law: str = "coulomb_viscous", t=None, q=None, offset: 
     docstring for why it is off by default).  One joint at a time: fit the columns of an
     (N, n) log one by one.  Refused (InputError): an unknown law, arrays that are not 1-D,
     lengths that disagree, NaN or inf, fewer than 2 p + 1 samples for p parameters, t missing
-    for a dynamic law or not strictly increasing, q̇ zero everywhere."""
+    for a dynamic law or not strictly increasing, q̇ zero everywhere, ``offset`` with q̇ of
+    one sign only."""
     spec = _law(law)
     qd, t = _checked(spec, qd, t=t, q=q)
     tau = _vector("tau", tau, qd.shape[0])
     if not np.any(qd):
         raise InputError("qd is zero at every sample: a friction law of the velocity cannot be fitted without motion")
+    if offset and not (np.any(qd > 0) and np.any(qd < 0)):
+        side = "positive" if np.any(qd > 0) else "negative"
+        raise InputError(f"{argument('offset', True)} needs motion both ways: q̇ is {side} or zero at every sample, where the "
+                         f"law's Coulomb level and a constant offset are the same torque (a fit would trade one "
+                         f"for the other without bound); fit without the offset or record both directions")
     parameters = spec.parameters + ((OFFSET,) if offset else ())
     if qd.shape[0] < 2 * len(parameters) + 1:
         raise InputError(f"{law} has {len(parameters)} parameters: fitting it needs at least "
