@@ -115,3 +115,33 @@ def test_joints_of_very_different_torques_are_each_fitted_to_their_own_noise():
     assert own[5] < 1e-7 * own[1]
     # noise-free: what is left is the log's preparation, ~2e-4 of each joint's torque (measured ≤ 2.6e-4)
     assert np.all(dp.holdout_rms(result, held).per_joint <= 1e-3 * own)
+
+
+def test_standard_errors_of_a_filtered_log_match_the_scatter_of_the_estimates():
+    # noise 2 % of each joint's RMS torque, white at 500 Hz, low-passed at 5 Hz by prepare_log:
+    # its samples are correlated over the filter's settling time, so counting each as
+    # independent understates the standard errors (measured: 5.4× median on a simulated UR5)
+    from dyn_plugin.identification import base_parameters
+
+    scara = dp.load_robot("scara")
+    truth_beta = base_parameters(scara).values(scara.inertial_parameters())
+    z, z_independent = [], []
+    for seed in (0, 1):
+        t, q, qd, tau, truth = synthetic_log(scara, seed=seed)
+        rng = np.random.default_rng(seed + 10)
+        tau = tau + 0.02 * np.sqrt(np.mean(tau ** 2, axis=0)) * rng.normal(size=tau.shape)
+        fit, _ = dp.prepare_log(t, q, tau, qd=qd, cutoff=5.0).split(0.4)
+        result = dp.identify(scara, fit)
+        independent = dp.identify(scara, fit.q, fit.qd, fit.qdd, fit.tau, direction=fit.direction)
+        assert np.array_equal(result.values, independent.values)          # the same fit, other errors
+        for joint in scara.joint_names:
+            for name in (f"fv_{joint}", f"fc+_{joint}", f"fc-_{joint}"):
+                want = truth[f"fc_{joint}"] if name.startswith("fc") else truth[name]
+                z.append((result.parameter(name)[0] - want) / result.parameter(name)[1])
+                z_independent.append((result.parameter(name)[0] - want) / independent.parameter(name)[1])
+        z.extend((result.inertial - truth_beta) / result.std_errors[:len(truth_beta)])
+    # the estimates' errors in their standard errors: unit RMS if the errors are right
+    # (measured 1.15 over these 40; 0.98 over 72 parameters of four UR5 logs); with the
+    # independent-row errors 7.4
+    assert 0.6 <= np.sqrt(np.mean(np.square(z))) <= 1.6
+    assert np.sqrt(np.mean(np.square(z_independent))) > 3

@@ -13,7 +13,8 @@ the shared parameters: a wrist whose torques are 1e-6 of the base's was then wei
 50× too little and predicted worse than by zero (simulated TIAGo arm, noise-free log;
 :func:`joint_noise`).  Standard
 errors are σ̂ √diag((AᵀA)⁻¹) of the weighted problem, σ̂² its residual variance per degree
-of freedom.
+of freedom; for a prepared :class:`~.log.Log`, whose low-passed noise is correlated over
+the filter's settling time, those of :func:`parameter_covariance`.
 
 Physical consistency, least squares (the default): enforced — non-negative friction
 parameters (bounded least squares, ``scipy.optimize.lsq_linear``).  Checked and reported,
@@ -29,6 +30,7 @@ pseudo-inertia constrained positive definite (a semidefinite program,
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Optional
 
 import numpy as np
@@ -37,7 +39,7 @@ from ..arrays import batch_args
 from ..errors import InputError, ModelError
 from .base import DEFAULT_TOLERANCE, BaseParameters, base_parameters
 from .friction import friction_columns, friction_terms
-from .log import Log
+from .log import Log, settling_time
 from .physical import MARGIN, distance_to_nominal, fit_consistent, is_consistent, standard_model
 from .regressor import joint_torque_regressor
 
@@ -228,9 +230,11 @@ def identify(model, q, qd=None, qdd=None, tau=None, *, friction=("viscous", "cou
         (``to_model()``) loads the second.
     """
     model.require_fixed_joint_space("identification")
+    correlated = 1
     if isinstance(q, Log):
         if not (qd is None and qdd is None and tau is None and direction is None):
             raise InputError("give identify a prepared Log alone, or the arrays q, qd, qdd, tau (and direction)")
+        correlated = max(1, int(math.ceil(settling_time(q.cutoff) * q.rate)))
         q, qd, qdd, tau, direction = q.q, q.qd, q.qdd, q.tau, q.direction
     if tau is None:
         raise InputError("identify needs the measured torques tau (N, n)")
@@ -296,9 +300,7 @@ def identify(model, q, qd=None, qdd=None, tau=None, *, friction=("viscous", "cou
         at_bound = tuple(name for name, value in zip(friction_names, found.friction) if bounded and value == 0.0)
     x = x_scaled / norms
     residual_w = bw - As @ x_scaled
-    dof = max(N * n - p, 1)
-    variance = float(residual_w @ residual_w) / dof
-    covariance_scaled = variance * np.linalg.inv(As.T @ As)
+    covariance_scaled = parameter_covariance(As, residual_w, N, correlated)
     std = np.sqrt(np.diag(covariance_scaled)) / norms
     predicted = A @ x
     sigma = np.sqrt(np.sum((tau - predicted) ** 2, axis=0) / max(N - p / n, 1))
@@ -313,6 +315,31 @@ def identify(model, q, qd=None, qdd=None, tau=None, *, friction=("viscous", "cou
                                 "physical" if physical else "least squares", found.solver if found else "",
                                 found.residual[1] / found.residual[0] - 1.0 if found and found.residual[0] else 0.0,
                                 model, loads, loads_from)
+
+
+def parameter_covariance(As, residual, N: int, correlated: int = 1) -> np.ndarray:
+    """(p, p) covariance of the least-squares x of As x ≈ b, As (N n, p), its residual (N n,),
+    N samples of n joints each.  ``correlated`` = 1: independent rows, σ̂² (AsᵀAs)⁻¹ with σ̂²
+    the residual variance per degree of freedom.  Larger: the samples' noise is correlated
+    over that many samples (a low-passed log, whose noise the filter spreads over its
+    settling time), and the long-run covariance of the scores g_t = Σ_j As_tjᵀ r_tj is
+    estimated from overlapping sums of ``correlated`` samples (overlapping batch means,
+    the Bartlett kernel of W. K. Newey, K. D. West, "A Simple, Positive Semi-Definite,
+    Heteroskedasticity and Autocorrelation Consistent Covariance Matrix", Econometrica 55(3),
+    1987): (AsᵀAs)⁻¹ S (AsᵀAs)⁻¹.  Counting every filtered sample as independent made the
+    standard errors of a 500 Hz log filtered at 6.5 Hz 3.3-8.4× too small (a simulated UR5,
+    median 5.4×); with these, the estimates' errors have an RMS of 0.98 standard errors."""
+    p = As.shape[1]
+    inverse = np.linalg.inv(As.T @ As)
+    dof = max(len(residual) - p, 1)
+    length = min(int(correlated), max(N // 4, 1))
+    if length <= 1:
+        return float(residual @ residual) / dof * inverse
+    scores = (As * residual[:, None]).reshape(N, -1, p).sum(axis=1)          # (N, p)
+    running = np.vstack([np.zeros((1, p)), np.cumsum(scores, axis=0)])
+    sums = running[length:] - running[:-length]                                # (N - length + 1, p)
+    S = sums.T @ sums / length * (N / len(sums)) * (len(residual) / dof)
+    return inverse @ S @ inverse
 
 
 def joint_noise(A, tau) -> np.ndarray:
