@@ -131,8 +131,9 @@ def _load_effect(summary: dict) -> list:
                        f"{_joint_list(np.flatnonzero(change < 0))}, not lower on {_joint_list(np.flatnonzero(change >= 0))}"
                        f"; total {by[base, method]['holdout_rms_total']:.4g} → {by[name, method]['holdout_rms_total']:.4g} N·m.")
             out.append(f"  The loads of the {method} fit: the joint wrenches of {by[name, method]['loads_from']}.")
-        out += ["", "Standard errors: σ̂ √diag((AᵀA)⁻¹) of the weighted problem, unconstrained, at the estimate "
-                "(`dp.identify`); a coefficient held at its bound 0 shows t = 0.  The loads depend on all the "
+        out += ["", "Standard errors: of the weighted problem, unconstrained, at the estimate, with the filtered "
+                "log's noise correlated over the filter's settling time (`dp.identify` of a prepared log, "
+                "`parameter_covariance`); a coefficient held at its bound 0 shows t = 0.  The loads depend on all the "
                 "standard parameters of the first pass's robot, the unidentifiable ones included (its completion "
                 "nearest the nominal CAD values).\n"]
         out += _coefficients(summary["load_coefficients"], joints)
