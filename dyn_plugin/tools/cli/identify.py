@@ -62,9 +62,10 @@ def _from_log(args, model, terms) -> int:
     data = {**result.to_dict(), "log": log.to_dict(), "fit_samples": len(fit), "holdout": holdout,
             **score.to_dict(model.joint_names)}
     lines = [log.describe(), result.report(),
-             f"held-out torque RMS (N·m) on the last {100 * holdout:g} % ({len(held)} samples): total "
-             f"{score.total:.4g}",
-             *(f"  {name:<24} {value:.4g}" for name, value in zip(model.joint_names, score.per_joint))]
+             f"held-out torque RMS on the last {100 * holdout:g} % ({len(held)} samples): total "
+             f"{score.total:.4g}" + ("" if "prismatic" in model.joint_types else " N·m"),
+             *(f"  {name:<24} {value:.4g} {'N' if kind == 'prismatic' else 'N·m'}"
+               for name, kind, value in zip(model.joint_names, model.joint_types, score.per_joint))]
     return _report(args, result, data, lambda path: plot_holdout(result, held, path, model.joint_names),
                    "\n".join(lines))
 
