@@ -32,7 +32,7 @@ def test_validate_quick_suite_passes_and_writes_json(tmp_path, capsys):
 
 def test_validate_fails_with_exit_1_when_tolerance_exceeded(capsys):
     """An impossible tolerance must fail: the comparison is real, not a formality."""
-    assert main(["validate", "--robot", "puma560", "--against", "pinocchio", "--samples", "3",
+    assert main(["validate", "--robot", "puma560", "--against", "pinocchio", "--quantity", "tau", "M", "--samples", "3",
                  "--rtol", "1e-300"]) == 1
     assert "FAIL" in capsys.readouterr().out
 
