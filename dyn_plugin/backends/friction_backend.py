@@ -162,11 +162,6 @@ def _rigid(backend, method: str, *arrays):
     return np.concatenate([np.full_like(shape, np.nan) if r is None else r for r in rows])
 
 
-def _takes_armature(name: str) -> bool:
-    """True when backend ``name``'s factory takes ``armature=`` (registry.takes_armature)."""
-    return takes_armature(backend_class(name))
-
-
 @functools.lru_cache(maxsize=None)
 def _solver():
     """The compiled (M + diag d)⁻¹ b solvers: (batch, one state).  Imported on first use, so
@@ -213,7 +208,7 @@ class FrictionBackend(Backend):
         # Where the armature goes: into the links ("link"), to the rigid backend's own
         # armature= ("diagonal", when its factory takes one), or added here (diagonal a).
         self._native_armature = (self.friction.armature_form == "diagonal" and bool(np.any(armature != 0))
-                                 and _takes_armature(rigid) and "armature" not in rigid_options)
+                                 and takes_armature(backend_class(rigid)) and "armature" not in rigid_options)
         if self._link_armature:
             self.rigid = get_backend(rigid, self._model_with_armature_in_links(), **rigid_options)
         elif self._native_armature:
