@@ -136,3 +136,16 @@ def _panda():
     from test_lock import erd_panda
 
     return dp.load_robot(erd_panda(), lock=["panda_finger_joint1", "panda_finger_joint2"])
+
+
+def test_pseudo_inertia_in_theta_is_fu_s_pseudo_inertia():
+    """physical.pseudo_inertia (linear in θ, for the LMIs) = Fu's J (3.2-18) of (m, c, I_c)
+    as lagrange_euler states it, on every link of the bundled robots."""
+    from dyn_plugin.algorithms.lagrange_euler import pseudo_inertia as fu_pseudo_inertia
+
+    for name in dp.list_robots():
+        model = dp.load_robot(name)
+        theta = model.inertial_parameters(flat=True).reshape(model.n, 10)
+        for i in range(model.n):
+            expected = fu_pseudo_inertia(model.masses[i], model.coms[i], model.inertias[i])
+            assert np.allclose(pseudo_inertia(theta[i]), expected, rtol=1e-13, atol=1e-15)

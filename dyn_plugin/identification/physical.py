@@ -80,7 +80,10 @@ of its largest (rounding of θ apart): :func:`is_consistent`."""
 
 
 def pseudo_inertia(theta) -> np.ndarray:
-    """J (..., 4, 4) of standard parameters ``theta`` (..., 10) (kg·m² block Σ, kg·m column h, kg)."""
+    """J (..., 4, 4) of standard parameters ``theta`` (..., 10) (kg·m² block Σ, kg·m column h, kg):
+    Fu's J (3.2-18) written linearly in θ, as the LMIs need it; the same matrix as
+    :func:`dyn_plugin.algorithms.lagrange_euler.pseudo_inertia` of (m, c, I about the COM),
+    which ``tests/test_physical_identification.py`` holds it to."""
     theta = np.asarray(theta, dtype=float)
     m, h = theta[..., 0], theta[..., 1:4]
     xx, xy, yy, xz, yz, zz = np.moveaxis(theta[..., 4:10], -1, 0)
