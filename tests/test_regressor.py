@@ -9,7 +9,7 @@ import dyn_plugin as dp
 from dyn_plugin.errors import InputError, ModelError
 from dyn_plugin.identification import base_parameters, joint_torque_regressor
 from dyn_plugin.identification.base import pivoted_qr, random_states
-from dyn_plugin.identification.regressor import parameter_names
+from dyn_plugin.algorithms.regressor import parameter_names
 
 from urdf_factory import random_tree_urdf
 

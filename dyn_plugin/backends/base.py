@@ -246,8 +246,8 @@ class Backend:
         """The inertial-parameter regressor Y (n, 10 n) or (N, n, 10 n): τ = Y θ (rigid body,
         this backend's gravity; no friction or armature) with θ =
         ``model.inertial_parameters(flat=True)``, pinocchio's ``computeJointTorqueRegressor``
-        (:mod:`dyn_plugin.identification.regressor`).  Fixed-base models without mimic joints."""
-        from ..identification.regressor import joint_torque_regressor
+        (:mod:`dyn_plugin.algorithms.regressor`).  Fixed-base models without mimic joints."""
+        from ..algorithms.regressor import joint_torque_regressor
 
         self.model.require_fixed_joint_space("the regressor")
 
