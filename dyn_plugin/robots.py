@@ -1,7 +1,7 @@
 """Bundled robots: found by name, generated from the DH tables kept beside them.
 
-``urdf/NAME.toml`` is the source (every number cites where it comes from);
-``urdf/NAME.urdf`` is generated from it.  Regenerate after editing a table with::
+``dyn_plugin/bundled/NAME.toml`` is the source (every number cites where it comes from);
+``dyn_plugin/bundled/NAME.urdf`` is generated from it.  Regenerate after editing a table with::
 
     dyn-plugin robots --regenerate
 """
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from importlib import resources
 from pathlib import Path
 from typing import Optional, Union
 
@@ -23,11 +22,10 @@ FRICTION_SUFFIX = "_friction"     # NAME_friction.toml: a bundled robot's fricti
 
 
 def bundled_dir() -> Path:
-    """Folder of the bundled URDF files and tables (installed as ``dyn_plugin.bundled``)."""
-    try:
-        return Path(str(resources.files("dyn_plugin.bundled")))
-    except ModuleNotFoundError:  # running from a source tree that is not installed
-        return Path(__file__).resolve().parent.parent / "urdf"
+    """Folder of the bundled URDF files and tables: ``dyn_plugin/bundled`` beside this module,
+    the same from a checkout, an editable install and a wheel (the top-level ``urdf`` is a
+    symbolic link to it)."""
+    return Path(__file__).resolve().parent / "bundled"
 
 
 BUNDLED = tuple(sorted(path.stem for path in bundled_dir().glob("*.toml") if not path.stem.endswith(FRICTION_SUFFIX)))

@@ -24,7 +24,6 @@ import os
 import time
 import types
 import warnings
-from importlib import resources
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
@@ -239,10 +238,7 @@ _SELECTION = " or a selection {kind = ..., can = [...], cannot = [...]}"
 
 
 def suite_dir() -> Path:
-    try:
-        return Path(str(resources.files("dyn_plugin.suites")))
-    except ModuleNotFoundError:  # source tree, not installed
-        return Path(__file__).resolve().parents[2] / "validation" / "suites"
+    return Path(__file__).resolve().parent / "suites"   # dyn_plugin/tools/suites (validation/suites links to it)
 
 
 def list_suites() -> list:
