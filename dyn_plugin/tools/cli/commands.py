@@ -269,7 +269,7 @@ def _error_table(comparisons, quantities, title: str):
 def _friction(args) -> int:
     from ...backends.registry import get_backend
     from ...backends.registry import backends as registered_backends
-    from ...friction.study import plot_study, run_study
+    from ...studies.friction_study import plot_study, run_study
 
     with_friction = registered_backends(can=("friction",))
     if args.backend not in with_friction:
@@ -301,8 +301,8 @@ def _friction_envelope(args, model) -> int:
     """``friction --monte-carlo K``: percentiles of the friction torque over K parameter samples."""
     from rich.table import Table
 
-    from ...friction.monte_carlo import friction_envelope, plot_envelope
-    from ...friction.study import reference_trajectory
+    from ...studies.friction_monte_carlo import friction_envelope, plot_envelope
+    from ...studies.friction_study import reference_trajectory
 
     trajectory = reference_trajectory(model, args.duration, args.samples)
     with _dask_client(args) as client:
@@ -354,7 +354,7 @@ def _print_friction(console, model, backend, study, args) -> None:
     """Dhanaraj's Table 3.5 at ``--at``, and the friction share along the trajectory."""
     from rich.table import Table
 
-    from ...friction.study import COLUMNS
+    from ...studies.friction_study import COLUMNS
 
     k = study.index(args.at)
     table = Table(title=f"{escape(model.name)}, friction '{escape(backend.friction.name)}': torques at "
