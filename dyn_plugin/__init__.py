@@ -24,6 +24,7 @@ from .errors import (BackendError, ClusterError, DynPluginError, InputError, Mod
 from .friction.parameters import FrictionModel, load_friction
 from .friction.fitting import FrictionFit, fit_friction
 from .friction.laws import FRICTION_LAWS
+from .locking import lock_joints
 from .loops import set_workers, using_workers, workers
 from .model import RobotModel
 from .robots import list_robots, load_robot, robot_table
@@ -48,6 +49,7 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
+    "lock_joints",
     "__version__", "Terms", "floating", "mimic",
     "Backend", "BackendError", "ClusterError", "DHRow", "FrictionModel", "load_friction", "DynPluginError", "InputError", "JointLimitWarning", "ModelError", "NumericalError",
     "PhysicalValidityWarning", "RobotModel", "URDFError", "URDFWarning", "UnknownRobotError", "get_backend", "identify",

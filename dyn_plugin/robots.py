@@ -60,7 +60,7 @@ def load_robot(name_or_path: Union[str, os.PathLike], gravity=None, floating_bas
     follow their leaders (reduced coordinates, :mod:`dyn_plugin.mimic`); by default they are
     independent, with a warning naming them, as pinocchio's default.  ``lock``: joints held
     fixed, a list of names (each at 0) or a dict {name: value} in rad or m (pinocchio's
-    ``buildReducedModel``; :meth:`~dyn_plugin.model.RobotModel.lock`), e.g.
+    ``buildReducedModel``; :func:`~dyn_plugin.locking.lock_joints`), e.g.
     ``load_robot("panda.urdf", lock=["panda_finger_joint1", "panda_finger_joint2"])``.
 
     Bundled robots are checked strictly (a triangle-inequality break is an error);

@@ -24,7 +24,8 @@ import numpy as np
 from lxml import etree
 
 from .errors import ModelError, URDFError, URDFWarning, argument
-from .kinematics import PRISMATIC, REVOLUTE, make_transform, matrix_to_rpy, parallel_axis, rot_x, rot_y, rot_z
+from .kinematics import PRISMATIC, REVOLUTE, BodySum, joint_motion, make_transform, matrix_to_rpy, rot_x, rot_y, rot_z
+from .locking import lock_joints
 from .mimic import Mimic
 from .mimic import resolve as resolve_mimic
 from .model import DEFAULT_GRAVITY, Frame, RobotModel, check_link_inertia, non_psd_problem
@@ -56,8 +57,8 @@ def load_urdf(path: Union[str, os.PathLike], *, strict: bool = False, gravity=DE
         ``mimic=True``; see :mod:`dyn_plugin.mimic`); by default they are independent
         degrees of freedom, with a :class:`~dyn_plugin.errors.URDFWarning` naming them.
     lock : list of joint names, or dict {name: value (rad or m)}, optional
-        Joints held fixed (:meth:`RobotModel.lock`); a mimic joint that ends up locked is
-        not warned about.
+        Joints held fixed (:func:`dyn_plugin.locking.lock_joints`); a mimic joint that ends
+        up locked is not warned about.
     """
     path = Path(path)
     try:
@@ -84,7 +85,7 @@ def load_urdf_string(text: Union[str, bytes], *, strict: bool = False, gravity=D
         model = dataclasses.replace(model, mimic=resolve_mimic(model.joint_names, relations, f"{source}: "))
     every_joint = model.joint_names
     model = model.with_floating_base(floating_base)
-    model = model if lock is None else model.lock(lock)
+    model = model if lock is None else lock_joints(model, lock)
     unlocked = [relation for relation in relations if relation.joint in model.joint_names]
     if unlocked and not mimic:
         _warn_about_mimic_joints(unlocked, every_joint, source)
@@ -322,30 +323,6 @@ def _find_root(links: dict, joints: list, source: str) -> str:
 # -- assembling the tree ---------------------------------------------------------------
 
 
-class _Body:
-    """Mass, first moment and inertia about the body origin, accumulated over merged links."""
-
-    def __init__(self):
-        self.mass = 0.0
-        self.first_moment = np.zeros(3)
-        self.inertia_at_origin = np.zeros((3, 3))
-
-    def add(self, mass: float, com: np.ndarray, inertia_com: np.ndarray) -> None:
-        self.mass += mass
-        self.first_moment += mass * com
-        self.inertia_at_origin += inertia_com + parallel_axis(mass, com)
-
-    def com_and_inertia(self):
-        """Centre of mass and inertia about it.  A massless body (a rotor-like link of a
-        DH-derived model) has no centre of mass; its rotational inertia is kept, placed at
-        the body origin (with no mass, the parallel-axis terms of every merged link vanish,
-        so the inertia about any point is the same)."""
-        if self.mass <= 0:
-            return np.zeros(3), self.inertia_at_origin.copy()
-        com = self.first_moment / self.mass
-        return com, self.inertia_at_origin - parallel_axis(self.mass, com)
-
-
 def _assemble(name, base, links, joints, text, source, strict, gravity) -> RobotModel:
     """Walk the tree from the root: merge fixed children into their moving body, number
     moving joints depth-first.  Links without ``<inertial>`` weigh 0 kg (as in pinocchio).
@@ -372,7 +349,7 @@ def _assemble(name, base, links, joints, text, source, strict, gravity) -> Robot
     if len(parts) < len(links):
         raise URDFError(f"{source}: links {sorted(set(links) - _reached(base, children))} are not connected to the "
                         f"root link {base!r} (their joints form a loop)")
-    bodies, root = [_Body() for _ in moving], _Body()              # root: the base and the links fixed to it
+    bodies, root = [BodySum() for _ in moving], BodySum()              # root: the base and the links fixed to it
     without_inertial, base_without_inertial = [], []              # (the latter move only with a floating base)
     sizes = np.bincount([body + 1 for body, _, _ in parts], minlength=len(moving) + 1)   # URDF links per body
     for body, link, X in parts:
@@ -403,7 +380,7 @@ def _reached(base: str, children: dict) -> set:
     return seen
 
 
-def _add_inertial(body: _Body, inertial: Optional[_Inertial], link: str, X: np.ndarray, where: str,
+def _add_inertial(body: BodySum, inertial: Optional[_Inertial], link: str, X: np.ndarray, where: str,
                   strict: bool, without_inertial: list, welded: bool) -> None:
     """Add a link's inertial data, placed at ``X`` in the body's frame (``welded``: the body
     has other links, or is the base; see :func:`check_link_inertia`)."""
@@ -583,14 +560,28 @@ def write_urdf(model: RobotModel, path: Union[str, os.PathLike], comments: Optio
 
 def urdf_text(model: RobotModel) -> str:
     """The URDF a reference engine should load for this model: its source if it has one
-    (meshes and all), with every joint axis written as the unit vector the model uses.
+    (meshes and all), with every joint axis written as the unit vector the model uses, each
+    held joint (:attr:`RobotModel.held_joints`) fixed at its value and each payload
+    (:attr:`RobotModel.payloads`) a link fixed at its frame; a model without a source is
+    written by :func:`to_urdf`.
 
     pinocchio normalises a joint axis when it loads it, pybullet's stepping does not
     (a ``0 0 1e-6`` axis makes it integrate a joint with a scaled-down axis); a source
-    whose axes are already unit is returned unchanged."""
+    whose axes are already unit, with nothing held or added, is returned unchanged."""
     if model.source_urdf is None:
         return to_urdf(model)
     root, _ = _parse_xml(model.source_urdf, "<model source>")
+    changed = _write_unit_axes(root)
+    if model.held_joints:
+        _hold_joints(root, model)
+    for payload in model.payloads:
+        _add_payload(root, payload)
+    changed = changed or bool(model.held_joints or model.payloads)
+    return etree.tostring(root, encoding="unicode") if changed else model.source_urdf
+
+
+def _write_unit_axes(root) -> bool:
+    """Every moving joint's ``<axis>`` as the unit vector the model reads; True if one changed."""
     changed = False
     for joint in root.findall("joint"):
         element = joint.find("axis")
@@ -601,4 +592,50 @@ def urdf_text(model: RobotModel) -> str:
         if np.abs(raw - unit).max() > 0.0:
             element.set("xyz", _fmt(unit))
             changed = True
-    return etree.tostring(root, encoding="unicode") if changed else model.source_urdf
+    return changed
+
+
+def _hold_joints(root, model: RobotModel) -> None:
+    """Each held joint ``type="fixed"`` at its rest ``<origin>`` composed with its motion at
+    the held value (numbers exact to the last bit), without its ``<mimic>``, and without the
+    ``<mimic>`` of joints that follow it; the robot takes the model's (locked) name."""
+    root.set("name", model.name)
+    elements = {element.get("name"): element for element in root.findall("joint")}
+    held = dict(model.held_joints)
+    missing = sorted(set(held) - set(elements))
+    if missing:
+        raise ModelError(f"model {model.name!r}: its URDF has no joint {missing[0]!r}; the source_urdf does not "
+                         "describe the model")
+    for name, value in model.held_joints:
+        element = elements[name]
+        where = f"joint {name!r}"
+        kind = MOVING_TYPES[element.get("type")]
+        R, p = joint_motion(kind, _axis(element, where), value)
+        X = _origin(element, where) @ make_transform(R, p)
+        for child in element.findall("origin") + element.findall("mimic"):
+            element.remove(child)
+        element.set("type", "fixed")
+        etree.SubElement(element, "origin", xyz=_fmt(X[:3, 3]), rpy=_fmt(matrix_to_rpy(X[:3, :3])))
+    for element in root.findall("joint"):
+        mimic = element.find("mimic")
+        if mimic is not None and mimic.get("joint") in held:
+            element.remove(mimic)
+
+
+def _add_payload(root, payload) -> None:
+    """A payload (:class:`~dyn_plugin.model.Payload`) as a link fixed at its frame's origin."""
+    taken = {element.get("name") for element in root.iter("joint")}
+    joint_name, k = f"{payload.name}_joint", 1
+    while joint_name in taken:
+        joint_name, k = f"{payload.name}_joint_{k}", k + 1
+    link = etree.SubElement(root, "link", name=payload.name)
+    inertial = etree.SubElement(link, "inertial")
+    I = payload.inertia
+    etree.SubElement(inertial, "origin", xyz=_fmt(payload.com), rpy="0 0 0")
+    etree.SubElement(inertial, "mass", value=_fmt(payload.mass))
+    etree.SubElement(inertial, "inertia", ixx=_fmt(I[0, 0]), ixy=_fmt(I[0, 1]), ixz=_fmt(I[0, 2]),
+                     iyy=_fmt(I[1, 1]), iyz=_fmt(I[1, 2]), izz=_fmt(I[2, 2]))
+    joint = etree.SubElement(root, "joint", name=joint_name, type="fixed")
+    etree.SubElement(joint, "parent", link=payload.frame)
+    etree.SubElement(joint, "child", link=payload.name)
+    etree.SubElement(joint, "origin", xyz="0 0 0", rpy="0 0 0")

@@ -333,23 +333,3 @@ def test_folders_empty_names_and_binary_data_files_are_one_line_errors(argv, fra
     argv = [str(tmp_path) if a == "FOLDER" else str(tmp_path / "binary.toml") if a == "BINARY" else a for a in argv]
     assert run(argv) == 2
     one_line_error(capsys, fragment)
-
-
-# -- the old module paths: deprecated aliases of dyn_plugin.tools ---------------------------
-
-def test_old_module_paths_still_work_and_warn(monkeypatch):
-    """dyn_plugin.cli, .validation, .reporting and .bench re-export the public names of their
-    dyn_plugin.tools modules and warn when imported; python -m dyn_plugin.cli still runs."""
-    import importlib
-
-    for old in ("cli", "validation", "reporting", "bench"):
-        new = importlib.import_module(f"dyn_plugin.tools.{old}")
-        monkeypatch.delitem(sys.modules, f"dyn_plugin.{old}", raising=False)   # imported afresh: it warns
-        warning = rf"dyn_plugin\.{old} is deprecated: import dyn_plugin\.tools\.{old}"
-        with pytest.warns(DeprecationWarning, match=warning):
-            module = importlib.import_module(f"dyn_plugin.{old}")
-        assert module.__all__ == new.__all__ and len(new.__all__) >= 4
-        assert all(getattr(module, name) is getattr(new, name) for name in new.__all__)
-    proc = subprocess.run([sys.executable, "-m", "dyn_plugin.cli", "robots"], capture_output=True, text=True)
-    assert proc.returncode == 0 and "puma560" in proc.stdout
-    assert "DeprecationWarning" in proc.stderr and "dyn_plugin.tools.cli" in proc.stderr

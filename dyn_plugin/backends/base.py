@@ -237,10 +237,8 @@ class Backend:
 
     def _require_derivatives(self) -> None:
         if not self.can("derivatives"):
-            from .registry import backends
-
-            raise BackendError(f"backend {self.name!r} has no analytic derivatives; use one that declares them: "
-                               f"{', '.join(backends(can=('derivatives',)))}")
+            raise BackendError(f"backend {self.name!r} has no analytic derivatives; use one that declares them "
+                               "(dyn_plugin.backends.registry.backends(can=('derivatives',)) lists them)")
 
     def regressor(self, q, qd, qdd):
         """The inertial-parameter regressor Y (n, 10 n) or (N, n, 10 n): τ = Y θ (rigid body,

@@ -8,6 +8,5 @@
   tools write.
 
 Everything here imports the core (``dyn_plugin`` outside ``tools/``); no core module
-imports anything here.  The old paths ``dyn_plugin.cli``, ``dyn_plugin.validation``,
-``dyn_plugin.reporting`` and ``dyn_plugin.bench`` still work, deprecated.
+imports anything here.
 """
