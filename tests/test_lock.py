@@ -19,7 +19,7 @@ from dyn_plugin.errors import InputError
 from dyn_plugin.locking import lock_joints
 from dyn_plugin.sampling import random_states
 from dyn_plugin.tools.cli import build_parser, main
-from dyn_plugin.tools.validation import pybullet_model
+from dyn_plugin.backends.pybullet_diagnostics import pybullet_model
 from dyn_plugin.urdf import urdf_text
 
 EXACT = 1e-12          # relative: the reduced model is the same arithmetic as pinocchio's, to round-off
@@ -190,7 +190,7 @@ def test_the_locked_urdf_reads_back_as_the_locked_model(seed):
     rng = np.random.default_rng(200 + seed)
     full = tree(seed + 10, joints=7)
     locked = lock_joints(full, held_values(full, rng, 3))
-    again = dp.load_urdf_string(locked.source_urdf)
+    again = dp.load_urdf_string(urdf_text(locked))
     assert again.joint_names == locked.joint_names and again.frame_names == locked.frame_names
     assert np.array_equal(again.parents, locked.parents)
     for key in ("masses", "coms", "inertias", "joint_rotations", "joint_positions"):
@@ -208,7 +208,7 @@ def test_the_locked_robot_is_named_as_such():
     stanford = dp.load_robot("stanford")
     locked = lock_joints(stanford, {stanford.joint_names[5]: 0.25})
     assert locked.name == f"stanford (locked {stanford.joint_names[5]}=0.25)"
-    assert dp.load_urdf_string(locked.source_urdf).name == locked.name
+    assert dp.load_urdf_string(urdf_text(locked)).name == locked.name
     assert thesis.reference(stanford, "customised") is not None and thesis.reference(locked, "customised") is None
 
 
@@ -348,7 +348,7 @@ def test_locking_a_mimic_leader_locks_its_follower():
     assert by_leader.n == 7 and not by_leader.mimic
     for key in ("masses", "coms", "inertias", "joint_rotations", "joint_positions"):
         np.testing.assert_array_equal(getattr(by_leader, key), getattr(independent, key))
-    assert "<mimic" not in by_leader.source_urdf
+    assert "<mimic" not in urdf_text(by_leader)
     both = lock_joints(load(PYBULLET_PANDA, mimic=True), list(FINGERS))          # the follower at the leader's value
     np.testing.assert_array_equal(both.coms, lock_joints(load(PYBULLET_PANDA), list(FINGERS)).coms)
 
