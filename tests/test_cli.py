@@ -24,7 +24,7 @@ def test_validate_quick_suite_passes_and_writes_json(tmp_path, capsys):
     report = json.loads(out.read_text())
     assert report["passed"] is True
     results = report["results"]
-    assert {r["robot"] for r in results} == {"puma560", "stanford", "scara"}
+    assert {r["robot"] for r in results} == set(dp.list_robots())      # the suite says robots = "bundled"
     assert {r["quantity"] for r in results} == {"tau", "M", "bias", "gravity", "Cqd", "qdd", "dtau", "dqdd"}
     assert all(r["max_rel"] <= 1e-9 and r["samples"] == 5 for r in results)
     assert "all passed" in capsys.readouterr().out

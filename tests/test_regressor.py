@@ -39,7 +39,7 @@ def _check(model, states=4, seed=0):
     assert single.shape == (model.n, 10 * model.n) and np.array_equal(single, Y[0])
 
 
-@pytest.mark.parametrize("robot", ["puma560", "scara", "stanford"])
+@pytest.mark.parametrize("robot", dp.list_robots())
 def test_bundled_robots_match_pinocchio(robot):
     _check(dp.load_robot(robot))
 
