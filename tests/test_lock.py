@@ -400,7 +400,7 @@ def test_every_verb_that_takes_a_robot_takes_lock(verb):
 
 
 def test_bench_and_suites_load_their_robots_locked(tmp_path):
-    from dyn_plugin.tools import validation
+    from dyn_plugin.tools import validate
     from dyn_plugin.tools.bench.runner import resolve
 
     model, _ = resolve(["puma560"], ops=["ID"], sizes=[1], lock={"joint6": 0.1})["models"]["puma560 (locked joint6=0.1)"]
@@ -408,11 +408,11 @@ def test_bench_and_suites_load_their_robots_locked(tmp_path):
     suite = tmp_path / "locked.toml"
     suite.write_text('robots = ["puma560"]\nbackends = ["newton_euler"]\nreferences = ["pinocchio"]\n'
                      'quantities = ["tau"]\nlock = { joint5 = -0.2 }\n')
-    assert validation.load_suite(str(suite)).model("puma560").joint_names == ("joint1", "joint2", "joint3", "joint4",
+    assert validate.load_suite(str(suite)).model("puma560").joint_names == ("joint1", "joint2", "joint3", "joint4",
                                                                                "joint6")
     suite.write_text(suite.read_text().replace("lock = { joint5 = -0.2 }", 'lock = "joint5"'))
     with pytest.raises(dp.errors.DynPluginError, match="lock must be a table"):
-        validation.load_suite(str(suite))
+        validate.load_suite(str(suite))
 
 
 def exit_code(argv):
