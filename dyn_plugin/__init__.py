@@ -35,11 +35,11 @@ from .urdf import load_urdf, load_urdf_string, to_urdf, write_urdf
 
 from ._version import __version__
 
-_LAZY = ("dask", "dataset")   # need the [dask] extra (dask, zarr): imported on first use only
+_LAZY = ("cluster", "dataset")   # need the [dask] extra (dask, zarr): imported on first use only
 
 
 def __getattr__(name):
-    """``dp.dask`` (module dyn_plugin.dask) and ``dp.dataset`` (module dyn_plugin.dataset,
+    """``dp.cluster`` (module dyn_plugin.cluster) and ``dp.dataset`` (module dyn_plugin.dataset,
     callable as its function ``dataset``), imported on first access so that
     ``import dyn_plugin`` never imports dask or zarr."""
     if name in _LAZY:

@@ -56,7 +56,7 @@ and on any dask cluster, and adding an uncertainty to one parameter does not cha
 draws of the others.
 
 ``import dyn_plugin`` does not import this module, and this module never imports dask: a
-client given to :func:`friction_envelope` (:func:`dyn_plugin.dask.connect`) is only called.
+client given to :func:`friction_envelope` (:func:`dyn_plugin.cluster.connect`) is only called.
 """
 
 from __future__ import annotations
