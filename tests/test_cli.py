@@ -266,11 +266,11 @@ def test_friction_table_time_out_of_range_names_the_range(capsys):
 def test_unwritable_outputs_fail_before_any_work(argv, fragment, tmp_path, monkeypatch, capsys):
     import dyn_plugin.studies.friction_study
     import dyn_plugin.symbolic.codegen
-    import dyn_plugin.tools.validation
+    import dyn_plugin.tools.validate
 
     def work(*args, **kwargs):
         raise AssertionError("the work started before the outputs were checked")
-    for module, name in ((dyn_plugin.tools.validation, "run"), (dyn_plugin.studies.friction_study, "run_study"),
+    for module, name in ((dyn_plugin.tools.validate, "run"), (dyn_plugin.studies.friction_study, "run_study"),
                          (dyn_plugin.symbolic.codegen, "generate")):
         monkeypatch.setattr(module, name, work)
     (tmp_path / "file.txt").write_text("")

@@ -111,7 +111,7 @@ def test_a_registered_backend_joins_the_suites_by_its_declaration():
     """CONTRIBUTING's backend recipe: registering a backend is all it takes for the default
     validation suite (and every registry-derived list) to include it."""
     from dyn_plugin.backends.ours import NewtonEulerBackend
-    from dyn_plugin.tools.validation import load_suite
+    from dyn_plugin.tools.validate import load_suite
 
     class Toy(NewtonEulerBackend):
         name = "toy_newton_euler"
