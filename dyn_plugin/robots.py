@@ -15,6 +15,7 @@ from typing import Optional, Union
 
 from .dh import model_from_table, read_dh_table
 from .errors import UnknownRobotError
+from .locking import lock_joints
 from .model import DEFAULT_GRAVITY, RobotModel
 from .urdf import load_urdf, to_urdf
 
@@ -68,8 +69,8 @@ def load_robot(name_or_path: Union[str, os.PathLike], gravity=None, floating_bas
     """
     g = DEFAULT_GRAVITY if gravity is None else gravity
     if str(name_or_path) in BUNDLED:
-        return load_urdf(robot_path(str(name_or_path)), strict=True, gravity=g, floating_base=floating_base,
-                         mimic=mimic, lock=lock)
+        return _locked(load_urdf(robot_path(str(name_or_path)), strict=True, gravity=g, floating_base=floating_base,
+                                 mimic=mimic, locked=_names(lock)), lock)
     if not str(name_or_path).strip():
         raise UnknownRobotError(f"no robot given; bundled robots: {', '.join(BUNDLED)} (or give a path to a URDF file)")
     path = Path(name_or_path)
@@ -78,9 +79,20 @@ def load_robot(name_or_path: Union[str, os.PathLike], gravity=None, floating_bas
             raise UnknownRobotError(f"{str(path)!r} is a folder; give the URDF file in it")
         if not path.is_file():
             raise UnknownRobotError(f"URDF file {str(path)!r} does not exist")
-        return load_urdf(path, gravity=g, floating_base=floating_base, mimic=mimic, lock=lock)
+        return _locked(load_urdf(path, gravity=g, floating_base=floating_base, mimic=mimic, locked=_names(lock)), lock)
     raise UnknownRobotError(f"unknown robot {str(name_or_path)!r}; bundled robots: {', '.join(BUNDLED)} "
                             "(or give a path to a URDF file)")
+
+
+def _names(lock) -> tuple:
+    """The joint names in a ``lock`` argument (see :func:`dyn_plugin.locking.lock_joints`)."""
+    if lock is None:
+        return ()
+    return (lock,) if isinstance(lock, str) else tuple(lock) if hasattr(lock, "__iter__") else ()
+
+
+def _locked(model: RobotModel, lock) -> RobotModel:
+    return model if lock is None else lock_joints(model, lock)
 
 
 def generate_urdf(name: str) -> str:

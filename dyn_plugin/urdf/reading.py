@@ -25,7 +25,6 @@ from lxml import etree
 
 from ..errors import ModelError, URDFError, URDFWarning, argument
 from ..kinematics import PRISMATIC, REVOLUTE, BodySum, make_transform, rot_x, rot_y, rot_z
-from ..locking import lock_joints
 from ..mimic import Mimic
 from ..mimic import resolve as resolve_mimic
 from ..model import DEFAULT_GRAVITY, Frame, RobotModel, check_link_inertia, non_psd_problem
@@ -35,7 +34,7 @@ SUPPORTED_TYPES = set(MOVING_TYPES) | {"fixed"}
 
 
 def load_urdf(path: Union[str, os.PathLike], *, strict: bool = False, gravity=DEFAULT_GRAVITY,
-              floating_base: bool = False, mimic: bool = False, lock=None) -> RobotModel:
+              floating_base: bool = False, mimic: bool = False, locked=()) -> RobotModel:
     """Build a :class:`RobotModel` from a URDF file.
 
     Parameters
@@ -56,9 +55,8 @@ def load_urdf(path: Union[str, os.PathLike], *, strict: bool = False, gravity=DE
         ``<mimic>`` joints follow their leader (reduced coordinates, pinocchio's
         ``mimic=True``; see :mod:`dyn_plugin.mimic`); by default they are independent
         degrees of freedom, with a :class:`~dyn_plugin.errors.URDFWarning` naming them.
-    lock : list of joint names, or dict {name: value (rad or m)}, optional
-        Joints held fixed (:func:`dyn_plugin.locking.lock_joints`); a mimic joint that ends
-        up locked is not warned about.
+    locked : names of joints the caller holds fixed next (:func:`dyn_plugin.load_robot`'s
+        ``lock``, :func:`dyn_plugin.locking.lock_joints`): such a mimic joint is not warned about.
     """
     path = Path(path)
     try:
@@ -66,13 +64,13 @@ def load_urdf(path: Union[str, os.PathLike], *, strict: bool = False, gravity=DE
     except OSError as exc:
         raise URDFError(f"cannot read URDF file {str(path)!r}: {exc.strerror or exc}") from None
     model = load_urdf_string(data, strict=strict, gravity=gravity, source=str(path), floating_base=floating_base,
-                             mimic=mimic, lock=lock)
+                             mimic=mimic, locked=locked)
     return dataclasses.replace(model, source_path=str(path.resolve()))
 
 
 def load_urdf_string(text: Union[str, bytes], *, strict: bool = False, gravity=DEFAULT_GRAVITY,
                      source: str = "<string>", floating_base: bool = False, mimic: bool = False,
-                     lock=None) -> RobotModel:
+                     locked=()) -> RobotModel:
     """Build a :class:`RobotModel` from URDF text (str, or bytes in the encoding the XML
     declaration names); see :func:`load_urdf`."""
     root, text = parse_xml(text, source)
@@ -83,13 +81,10 @@ def load_urdf_string(text: Union[str, bytes], *, strict: bool = False, gravity=D
     relations = _read_mimics(root, source, numbers=mimic)
     if relations and mimic:
         model = dataclasses.replace(model, mimic=resolve_mimic(model.joint_names, relations, f"{source}: "))
-    every_joint = model.joint_names
-    model = model.with_floating_base(floating_base)
-    model = model if lock is None else lock_joints(model, lock)
-    unlocked = [relation for relation in relations if relation.joint in model.joint_names]
+    unlocked = [relation for relation in relations if relation.joint not in set(locked)]
     if unlocked and not mimic:
-        _warn_about_mimic_joints(unlocked, every_joint, source)
-    return model
+        _warn_about_mimic_joints(unlocked, model.joint_names, source)
+    return model.with_floating_base(floating_base)
 
 
 # -- reading the XML ---------------------------------------------------------------------
