@@ -140,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     robots = add("robots", "list the bundled robots")
     robots.add_argument("--regenerate", action="store_true",
-                        help="rewrite urdf/NAME.urdf from the source tables urdf/NAME.toml")
+                        help="rewrite dyn_plugin/bundled/NAME.urdf from the source tables NAME.toml beside them")
     add("backends", "list the registered backends")
     info = add("info", "joints, limits and masses of a robot")
     info.add_argument("robot", metavar="NAME_OR_URDF")
