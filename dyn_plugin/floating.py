@@ -36,12 +36,12 @@ import functools
 import numpy as np
 
 from .errors import InputError
+from .joints import UNIT_TOLERANCE, exp_se3, quaternion_matrix, quaternion_product
 from .kinematics import PRISMATIC, REVOLUTE, skew
 from .model import RobotModel
 
 BASE_Q, BASE_V = 7, 6               # entries of the base in q and in v
 CHAIN_NAMES = ("base_x", "base_y", "base_z", "base_rx", "base_ry", "base_rz")
-UNIT_TOLERANCE = 1e-6               # |‖quaternion‖ − 1| normalised silently; more is an error
 
 
 @functools.lru_cache(maxsize=64)
@@ -79,12 +79,7 @@ def _chain(values: np.ndarray, base_value: float) -> np.ndarray:
 
 def base_rotations(q: np.ndarray) -> np.ndarray:
     """R (N, 3, 3), base → world, of configurations q (N, nq) with unit quaternions."""
-    x, y, z, w = np.moveaxis(q[:, 3:7], 1, 0)
-    return np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], axis=-1),
-        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], axis=-1),
-        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], axis=-1),
-    ], axis=1)
+    return quaternion_matrix(q[:, 3:7])
 
 
 def unit_quaternions(q: np.ndarray) -> np.ndarray:
@@ -141,14 +136,6 @@ def acceleration_offset_derivatives(model: RobotModel, q: np.ndarray, v: np.ndar
 
 # -- the configuration space -----------------------------------------------------------------
 
-def neutral(model: RobotModel) -> np.ndarray:
-    """The zero configuration (nq,): base at the origin, identity orientation, joints at 0."""
-    q = np.zeros(model.nq)
-    if model.floating_base:
-        q[6] = 1.0
-    return q
-
-
 def integrate(model: RobotModel, q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """q ⊕ v (N, nq): the configuration reached from q (N, nq) by moving with the constant
     velocity v (N, nv) for unit time (v dt for a step dt): joints q + q̇; the base by the
@@ -159,7 +146,7 @@ def integrate(model: RobotModel, q: np.ndarray, v: np.ndarray) -> np.ndarray:
     out = q.copy()
     out[:, BASE_Q:] += v[:, BASE_V:]
     R = base_rotations(q)
-    rotation, translation = _exp_se3(v[:, 0:3], v[:, 3:6])
+    rotation, translation = exp_se3(v[:, 0:3], v[:, 3:6])
     out[:, 0:3] += np.einsum("nij,nj->ni", R, translation)
     out[:, 3:7] = quaternion_product(q[:, 3:7], rotation)
     out[:, 3:7] /= np.linalg.norm(out[:, 3:7], axis=1, keepdims=True)
@@ -183,30 +170,6 @@ def _ad(xi: np.ndarray, v: np.ndarray) -> np.ndarray:
     """The Lie bracket [ξ, v] of twists (N, 6) ordered (linear, angular)."""
     rho, phi, u, w = xi[:, :3], xi[:, 3:], v[:, :3], v[:, 3:]
     return np.concatenate([np.cross(phi, u) + np.cross(rho, w), np.cross(phi, w)], axis=1)
-
-
-def _exp_se3(linear: np.ndarray, angular: np.ndarray) -> tuple:
-    """exp of the body twists (linear (N, 3), angular φ (N, 3)): the rotation as a
-    quaternion (N, 4) (x, y, z, w) and the translation V(φ) linear, with
-    V = 1 + (1 − cos θ)/θ² [φ]× + (θ − sin θ)/θ³ [φ]×² (θ = |φ|; series below 1e-4)."""
-    theta = np.linalg.norm(angular, axis=1)
-    small = theta < 1e-4
-    t = np.where(small, 1.0, theta)
-    half_sinc = np.where(small, 0.5 - theta ** 2 / 48, np.sin(t / 2) / t)          # sin(θ/2)/θ
-    a = np.where(small, 0.5 - theta ** 2 / 24, (1 - np.cos(t)) / t ** 2)
-    b = np.where(small, 1 / 6 - theta ** 2 / 120, (t - np.sin(t)) / t ** 3)
-    quaternion = np.concatenate([half_sinc[:, None] * angular, np.cos(theta / 2)[:, None]], axis=1)
-    S = skew(angular)
-    translation = linear + a[:, None] * np.einsum("nij,nj->ni", S, linear) \
-        + b[:, None] * np.einsum("nij,njk,nk->ni", S, S, linear)
-    return quaternion, translation
-
-
-def quaternion_product(p: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """p ⊗ r for quaternions (N, 4) stored (x, y, z, w)."""
-    pv, pw, rv, rw = p[:, :3], p[:, 3:], r[:, :3], r[:, 3:]
-    return np.concatenate([pw * rv + rw * pv + np.cross(pv, rv), pw * rw - np.sum(pv * rv, axis=1, keepdims=True)],
-                          axis=1)
 
 
 def random_base_states(rng: np.random.Generator, count: int, speed: float, acceleration: float) -> tuple:

@@ -41,7 +41,7 @@ import numbers
 import numpy as np
 
 from .errors import InputError, argument
-from .kinematics import PRISMATIC, BodySum, joint_motion, make_transform
+from .kinematics import PRISMATIC, REVOLUTE, BodySum, joint_motion, make_transform
 from .model import Frame, RobotModel
 
 # per-joint arrays (n, ...) that a kept joint keeps as they are, where the model has them
@@ -130,6 +130,10 @@ def _requested(model: RobotModel, joints) -> dict:
         if not isinstance(name, str) or name not in model.joint_names:
             raise InputError(f"robot {model.name!r} has no joint {name!r} to lock; its joints are: "
                              + ", ".join(map(repr, model.joint_names)))
+        kind = model.joint_types[model.joint_names.index(name)]
+        if kind not in (REVOLUTE, PRISMATIC):
+            raise InputError(f"joint {name!r} of robot {model.name!r} is {kind}: only revolute and prismatic joints "
+                             "are locked (one value each)")
         if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
             raise InputError(f"lock value of joint {name!r} must be a number (rad or m), got {value!r}")
         if value is not None:

@@ -20,6 +20,7 @@ from typing import Optional
 import numpy as np
 
 from .errors import InputError, ModelError, PhysicalValidityWarning
+from .joints import KINDS, MULTI_DOF
 from .kinematics import PRISMATIC, REVOLUTE
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
@@ -80,7 +81,9 @@ class RobotModel:
     joint_names, link_names : tuple[str, ...] of length n
         Link ``i`` is the child of joint ``i``.
     joint_types : tuple[str, ...]
-        ``"revolute"`` (also URDF continuous) or ``"prismatic"``.
+        ``"revolute"`` (also URDF continuous), ``"prismatic"``, or a joint of several degrees of
+        freedom, ``"spherical"``, ``"planar"`` or ``"floating"`` (:mod:`dyn_plugin.joints`: its
+        entries of q and v, its conventions; its ``axes`` row is unused, ẑ).
     parents : (n,) int array
         Index of the parent link of joint ``i``, ``-1`` for the base.
     joint_rotations, joint_positions : (n, 3, 3), (n, 3)
@@ -215,15 +218,53 @@ class RobotModel:
 
     @functools.cached_property
     def configuration_names(self) -> tuple:
-        """Names of q's entries (nq): the independent joints, after the base's 7 with a floating base."""
+        """Names of q's entries (nq): the independent joints', after the base's 7 with a
+        floating base; a joint of several degrees of freedom has one per entry, its name
+        and a suffix (``shoulder.qx`` …, :data:`dyn_plugin.joints.KINDS`)."""
         base = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
-        return (base if self.floating_base else ()) + self.independent_joints
+        return (base if self.floating_base else ()) + self._entry_names("q_names")
 
     @functools.cached_property
     def velocity_names(self) -> tuple:
-        """Names of q̇'s, q̈'s and τ's entries (nv): the independent joints, after the base's 6 with a floating base."""
+        """Names of q̇'s, q̈'s and τ's entries (nv): the independent joints', after the base's 6
+        with a floating base (as :attr:`configuration_names`)."""
         base = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
-        return (base if self.floating_base else ()) + self.independent_joints
+        return (base if self.floating_base else ()) + self._entry_names("v_names")
+
+    def _entry_names(self, which: str) -> tuple:
+        return tuple(self.joint_names[i] + suffix for i in self.independent_indices
+                     for suffix in getattr(KINDS[self.joint_types[i]], which))
+
+    @functools.cached_property
+    def multi_dof_indices(self) -> tuple:
+        """Indices of the joints of several degrees of freedom (spherical, planar, floating)."""
+        return tuple(i for i, kind in enumerate(self.joint_types) if kind in MULTI_DOF)
+
+    @functools.cached_property
+    def joint_slices(self) -> tuple:
+        """Per joint, ``(q slice, v slice)`` of its entries in q (nq) and in v (nv), or None for
+        a mimic joint (it is no coordinate); after the base's entries with a floating base."""
+        q, v = (7, 6) if self.floating_base else (0, 0)
+        following = {relation.joint for relation in self.mimic}
+        out = []
+        for name, kind in zip(self.joint_names, self.joint_types):
+            if name in following:
+                out.append(None)
+                continue
+            out.append((slice(q, q + KINDS[kind].nq), slice(v, v + KINDS[kind].nv)))
+            q, v = q + KINDS[kind].nq, v + KINDS[kind].nv
+        return tuple(out)
+
+    def neutral(self) -> np.ndarray:
+        """The neutral configuration (nq,), pinocchio's ``neutral``: the base at the origin with
+        the identity orientation, every joint at 0 (a quaternion at the identity)."""
+        q = np.zeros(self.nq)
+        if self.floating_base:
+            q[6] = 1.0
+        for i, slices in enumerate(self.joint_slices):
+            if slices is not None:
+                q[slices[0]] = KINDS[self.joint_types[i]].neutral
+        return q
 
     @property
     def frame_names(self) -> tuple:
@@ -256,6 +297,11 @@ class RobotModel:
     def require_fixed_joint_space(self, what: str) -> None:
         """Raise a ModelError when this model's coordinates are not its joints (a floating
         base or mimic joints), for ``what`` works on joint positions alone."""
+        if self.multi_dof_indices:
+            i = self.multi_dof_indices[0]
+            raise ModelError(f"{what} takes one-degree-of-freedom joints; joint {self.joint_names[i]!r} of robot "
+                             f"{self.name!r} is {self.joint_types[i]}: use dyn_plugin.get_backend(name, model), which "
+                             "handles it")
         if self.floating_base or self.mimic:
             kind = "a floating base" if self.floating_base else "mimic joints"
             raise ModelError(f"{what} takes the joints of a fixed-base robot; {self.name!r} has {kind}: use "
@@ -370,7 +416,7 @@ class RobotModel:
         return float(self.masses.sum()) + (self.base_mass if self.floating_base else 0.0)
 
     def __repr__(self) -> str:
-        kinds = "".join("R" if t == REVOLUTE else "P" for t in self.joint_types)
+        kinds = "".join({REVOLUTE: "R", PRISMATIC: "P"}.get(t, f"[{t}]") for t in self.joint_types)
         base = ", floating base" if self.floating_base else ""
         return f"RobotModel({self.name!r}, n={self.n}, joints={kinds}{base}, mass={self.total_mass():.3f} kg)"
 
@@ -398,8 +444,13 @@ class RobotModel:
                     "parents must precede their children (-1 for the base)"
                 )
         for i, kind in enumerate(self.joint_types):
-            if kind not in (REVOLUTE, PRISMATIC):
-                raise ModelError(f"joint {self.joint_names[i]!r}: type {kind!r} is not revolute or prismatic")
+            if kind not in KINDS:
+                raise ModelError(f"joint {self.joint_names[i]!r}: type {kind!r} is none of {', '.join(KINDS)}")
+        multi = {self.joint_names[i] for i in self.multi_dof_indices}
+        tied = [r for r in self.mimic if r.joint in multi or r.leader in multi]
+        if tied:
+            raise ModelError(f"model {self.name!r}: joint {tied[0].joint!r} mimics {tied[0].leader!r}; mimic joints "
+                             "are one-degree-of-freedom joints (revolute, prismatic)")
         self._check_finite()
         if self.mimic:
             from .mimic import resolve

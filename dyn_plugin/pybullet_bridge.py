@@ -59,7 +59,6 @@ from typing import Optional
 
 import numpy as np
 
-from . import floating
 from .backends.registry import backend_class, get_backend
 from .backends.pybullet_backend import c_level_output_silenced, configure_reference_body, import_pybullet
 from .errors import DynPluginError, InputError, SimulationError
@@ -137,7 +136,7 @@ def calculateMassMatrix(bodyUniqueId, objPositions, flags=0, physicsClientId=Non
     _check_flags(flags, "calculateMassMatrix")
     bd, be = _setup(bodyUniqueId, physicsClientId, backend)
     if bd.base is not None:
-        q = np.concatenate([floating.neutral(bd.model)[:7], bd.to_model(objPositions, "objPositions")])
+        q = np.concatenate([bd.model.neutral()[:7], bd.to_model(objPositions, "objPositions")])
         return _matrix(bd, bd.base.mass_matrix(be.mass_matrix(q)[None])[0])
     return _matrix(bd, be.mass_matrix(bd.to_model(objPositions, "objPositions")))
 

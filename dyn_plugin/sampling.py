@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import InputError
+from .joints import KINDS, random_configurations
 from .model import RobotModel
 
 UNBOUNDED_REVOLUTE = np.pi   # rad: range for continuous joints
@@ -55,15 +57,31 @@ def uniform_states(model: RobotModel, count: int, rng: np.random.Generator, spee
     The draws come in the order of :func:`random_states` (q, then q̇, then q̈).
     """
     lower, upper = (bound[model.independent_indices] for bound in position_bounds(model))   # mimic joints follow
-    shape = (count, len(lower))
-    joints = (rng.uniform(lower, upper, shape), rng.uniform(-speed, speed, shape),
-              rng.uniform(-acceleration, acceleration, shape))
+    if model.multi_dof_indices:
+        joints = _multi_dof_states(model, count, rng, speed, acceleration)
+    else:
+        shape = (count, len(lower))
+        joints = (rng.uniform(lower, upper, shape), rng.uniform(-speed, speed, shape),
+                  rng.uniform(-acceleration, acceleration, shape))
     if not model.floating_base:
         return joints
     from .floating import random_base_states
 
     base = random_base_states(rng, count, speed, acceleration)
     return tuple(np.concatenate([b, j], axis=1) for b, j in zip(base, joints))
+
+
+def _multi_dof_states(model: RobotModel, count: int, rng: np.random.Generator, speed: float,
+                      acceleration: float) -> tuple:
+    """The joints' part of :func:`uniform_states` for a model with joints of several degrees
+    of freedom: each joint's configuration from :func:`dyn_plugin.joints.random_configurations`
+    (one-dof joints within :func:`position_bounds`), in joint order; then q̇ and q̈."""
+    lower, upper = position_bounds(model)
+    q = [random_configurations(model.joint_types[i], rng, count, lower[i], upper[i])
+         for i in model.independent_indices]
+    nv = sum(KINDS[model.joint_types[i]].nv for i in model.independent_indices)
+    return (np.concatenate(q, axis=1).reshape(count, -1), rng.uniform(-speed, speed, (count, nv)),
+            rng.uniform(-acceleration, acceleration, (count, nv)))
 
 
 TRAJECTORY_SAMPLES = 100   # samples per rest-to-rest trajectory in trajectory_states
@@ -85,6 +103,10 @@ def trajectory_states(model: RobotModel, count: int, rng: np.random.Generator, s
     Returns q, q̇, q̈ (count, n), t (count,) s since the trajectory's start and
     trajectory (count,) int, the index of each state's trajectory (0, 1, ...).
     """
+    if model.multi_dof_indices:
+        i = model.multi_dof_indices[0]
+        raise InputError(f"trajectory states are quintics of one-degree-of-freedom joints; joint "
+                         f"{model.joint_names[i]!r} of robot {model.name!r} is {model.joint_types[i]}")
     lower, upper = position_bounds(model)
     pieces = [part for part in np.array_split(np.arange(count), -(-count // samples)) if len(part)] if count else []
     q, qd, qdd, t, index = [], [], [], [], []

@@ -136,12 +136,28 @@ def test_two_roots():
         dp.load_urdf_string(xml)
 
 
-@pytest.mark.parametrize("jtype", ["floating", "planar"])
+@pytest.mark.parametrize("jtype", ["ball", "gearbox", ""])
 def test_unsupported_joint_type(jtype):
     xml = arm(elbow=joint("elbow_joint", "upper_arm", "forearm", jtype=jtype))
     with pytest.raises(dp.URDFError, match="elbow_joint") as excinfo:
         dp.load_urdf_string(xml)
-    assert jtype in str(excinfo.value)
+    assert f"type {jtype!r}" in str(excinfo.value) and "spherical" in str(excinfo.value)
+
+
+def test_what_a_joint_of_several_degrees_of_freedom_cannot_take():
+    """A planar joint moves in its frame's x-y plane (pinocchio ignores another axis: refused
+    here); one <dynamics> number or a <mimic> for several degrees of freedom is refused."""
+    with pytest.raises(dp.URDFError, match=r"elbow_joint.*planar.*axis xyz='1 0 0'"):
+        dp.load_urdf_string(arm(elbow=joint("elbow_joint", "upper_arm", "forearm", jtype="planar", axis="1 0 0")))
+    assert dp.load_urdf_string(arm(elbow=joint("elbow_joint", "upper_arm", "forearm", jtype="planar"))).nq == 4
+    damped = joint("elbow_joint", "upper_arm", "forearm", jtype="spherical").replace(
+        "</joint>", '<dynamics damping="0.1"/></joint>')
+    with pytest.raises(dp.URDFError, match=r"elbow_joint.*spherical.*<dynamics>"):
+        dp.load_urdf_string(arm(elbow=damped))
+    mimicking = joint("elbow_joint", "upper_arm", "forearm", jtype="floating").replace(
+        "</joint>", '<mimic joint="shoulder_joint"/></joint>')
+    with pytest.raises(dp.URDFError, match=r"elbow_joint.*floating.*<mimic>"):
+        dp.load_urdf_string(arm(elbow=mimicking))
 
 
 def test_zero_axis():

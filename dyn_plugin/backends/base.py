@@ -50,7 +50,7 @@ KINDS = ("ours", "generated", "reference")
 pybullet: what the others are validated against)."""
 
 CAPABILITIES = ("friction", "stepping", "joint_wrenches", "christoffel", "single_state_kernels", "floating_base",
-                "mimic", "derivatives")
+                "mimic", "multi_dof", "derivatives")
 """What a backend can do beyond the :class:`Backend` interface:
 
 friction        its τ and q̈ include joint friction (``.friction``, ``inverse_dynamics_breakdown``)
@@ -66,6 +66,9 @@ floating_base   it takes a floating-base model itself (q of nq, v of nv entries)
                 the robot's free-flyer chain (:func:`dyn_plugin.get_backend` does this)
 mimic           it takes a model with mimic joints itself (reduced coordinates); every other
                 backend gets one through :mod:`.mimic_backend`
+multi_dof       it takes a model with spherical, planar or floating joints itself
+                (:mod:`dyn_plugin.joints`); every other backend gets one through
+                :mod:`.multi_dof_backend`, which runs it on their chain of one-dof joints
 derivatives     ``inverse_dynamics_derivatives`` and ``forward_dynamics_derivatives``: analytic
                 partial derivatives of its τ and q̈ (rigid bodies: the recursion of
                 :mod:`dyn_plugin.compiled.derivatives`, the default here; friction backends add

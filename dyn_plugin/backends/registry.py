@@ -95,7 +95,9 @@ def get_backend(name: str, model, *, workers: Optional[int] = None, **options):
     A floating-base model goes to a backend declaring the ``floating_base`` capability as
     it is, and to any other through :mod:`.floating_base` (the backend runs on the
     robot's free-flyer chain); a model with mimic joints likewise through
-    :mod:`.mimic_backend` (the backend runs on every joint) unless it declares ``mimic``."""
+    :mod:`.mimic_backend` (the backend runs on every joint) unless it declares ``mimic``, and
+    one with spherical, planar or floating joints through :mod:`.multi_dof_backend` (the
+    backend runs on their chain of one-dof joints) unless it declares ``multi_dof``."""
     backend = _build(name, model, **options)
     if workers is not None:
         backend.workers = check_workers(workers)
@@ -112,6 +114,10 @@ def _build(name: str, model, **options):
         from .mimic_backend import mimic_backend
 
         return mimic_backend(name, factory, model, get_backend, **options)
+    if getattr(model, "multi_dof_indices", ()) and "multi_dof" not in getattr(factory, "capabilities", ()):
+        from .multi_dof_backend import multi_dof_backend
+
+        return multi_dof_backend(name, factory, model, get_backend, **options)
     if getattr(model, "floating_base", False) and "floating_base" not in getattr(factory, "capabilities", ()):
         from .floating_base import floating_backend
 

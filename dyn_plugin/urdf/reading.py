@@ -25,11 +25,16 @@ from lxml import etree
 
 from ..errors import ModelError, URDFError, URDFWarning, argument
 from ..kinematics import PRISMATIC, REVOLUTE, BodySum, make_transform, rot_x, rot_y, rot_z
+from ..joints import FLOATING, PLANAR, SPHERICAL
 from ..mimic import Mimic
 from ..mimic import resolve as resolve_mimic
 from ..model import DEFAULT_GRAVITY, Frame, RobotModel, check_link_inertia, non_psd_problem
 
-MOVING_TYPES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
+ONE_DOF_TYPES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
+_Z = np.array([0.0, 0.0, 1.0])
+MOVING_TYPES = {**ONE_DOF_TYPES, "spherical": SPHERICAL, "planar": PLANAR, "floating": FLOATING}
+"""URDF joint types and what they are; ``spherical`` is pybullet's dialect (its humanoids),
+``planar`` and ``floating`` are URDF's own (pinocchio's JointModelPlanar, JointModelFreeFlyer)."""
 SUPPORTED_TYPES = set(MOVING_TYPES) | {"fixed"}
 
 
@@ -214,17 +219,33 @@ def _read_joints(root, links: dict, source: str) -> list:
             raise URDFError(f"{source}: a <joint> has no name attribute")
         where = f"{source}: joint {name!r}"
         if kind not in SUPPORTED_TYPES:
-            raise URDFError(f"{where} has type {kind!r}; supported types are {sorted(SUPPORTED_TYPES)} "
-                            "(fixed-base trees only: no floating or planar joints)")
+            raise URDFError(f"{where} has type {kind!r}; supported types are {sorted(SUPPORTED_TYPES)}")
         parent, child = (_link_of(joint, role, links, where) for role in ("parent", "child"))
         if child in parent_joint:
             raise URDFError(f"{source}: link {child!r} is the child of two joints ({parent_joint[child]!r} and "
                             f"{name!r}); a kinematic tree gives each link one parent (closed loops are not supported)")
         parent_joint[child] = name
-        joints.append(_Joint(name, kind, parent, child, _origin(joint, where),
-                             _axis(joint, where) if kind in MOVING_TYPES else np.array([1.0, 0.0, 0.0]),
-                             **_limit(joint, where), **_dynamics(joint, where)))
+        if kind in ONE_DOF_TYPES:
+            joints.append(_Joint(name, kind, parent, child, _origin(joint, where), _axis(joint, where),
+                                 **_limit(joint, where), **_dynamics(joint, where)))
+        else:
+            joints.append(_several_dof_joint(joint, name, kind, parent, child, where))
     return joints
+
+
+def _several_dof_joint(joint, name: str, kind: str, parent: str, child: str, where: str) -> "_Joint":
+    """A spherical, planar or floating joint: no axis (a planar joint moves in its frame's x-y
+    plane, as pinocchio's JointModelPlanar: an ``<axis>`` other than z is refused rather than
+    ignored as pinocchio does), no limits, no ``<dynamics>`` (refused: it would be one number
+    for several degrees of freedom)."""
+    if kind == "planar" and joint.find("axis") is not None and np.abs(_axis(joint, where) - _Z).max() > 1e-12:
+        raise URDFError(f"{where} (planar) has <axis xyz={joint.find('axis').get('xyz')!r}>; a planar joint moves in "
+                        "its frame's x-y plane (axis 0 0 1, pinocchio's JointModelPlanar): rotate its <origin> instead")
+    dynamics = _dynamics(joint, where)
+    if any(dynamics.values()):
+        raise URDFError(f"{where} ({kind}) has <dynamics> damping or friction: one number for a joint of several "
+                        "degrees of freedom is not supported")
+    return _Joint(name, kind, parent, child, _origin(joint, where), _Z.copy())
 
 
 def _read_mimics(root, source: str, numbers: bool) -> tuple:
@@ -237,6 +258,8 @@ def _read_mimics(root, source: str, numbers: bool) -> tuple:
         if element is None or joint.get("type") not in MOVING_TYPES:
             continue
         where = f"{source}: joint {joint.get('name')!r}"
+        if joint.get("type") not in ONE_DOF_TYPES:
+            raise URDFError(f"{where} ({joint.get('type')}) has <mimic>: only revolute and prismatic joints mimic")
         if not element.get("joint"):
             raise URDFError(f"{where}: <mimic> has no joint attribute")
         multiplier = _numbers(element, "multiplier", 1, (1.0,), where)[0] if numbers else 1.0

@@ -17,7 +17,7 @@ from lxml import etree
 from ..errors import ModelError
 from ..kinematics import joint_motion, make_transform, matrix_to_rpy
 from ..model import RobotModel
-from .reading import MOVING_TYPES, _axis, _numbers, _origin, parse_xml
+from .reading import ONE_DOF_TYPES, _axis, _numbers, _origin, parse_xml
 
 
 def _fmt(values) -> str:
@@ -178,7 +178,7 @@ def _write_unit_axes(root) -> bool:
     changed = False
     for joint in root.findall("joint"):
         element = joint.find("axis")
-        if joint.get("type") not in MOVING_TYPES or element is None:
+        if joint.get("type") not in ONE_DOF_TYPES or element is None:
             continue
         raw = _numbers(element, "xyz", 3, (1.0, 0.0, 0.0), "<model source>")
         unit = _axis(joint, "<model source>")
@@ -202,7 +202,7 @@ def _hold_joints(root, model: RobotModel) -> None:
     for name, value in model.held_joints:
         element = elements[name]
         where = f"joint {name!r}"
-        kind = MOVING_TYPES[element.get("type")]
+        kind = ONE_DOF_TYPES[element.get("type")]
         R, p = joint_motion(kind, _axis(element, where), value)
         X = _origin(element, where) @ make_transform(R, p)
         for child in element.findall("origin") + element.findall("mimic"):
