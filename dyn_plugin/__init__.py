@@ -24,6 +24,7 @@ from .errors import (BackendError, ClusterError, DynPluginError, InputError, Mod
 from .friction.parameters import FrictionModel, load_friction
 from .friction.fitting import FrictionFit, fit_friction
 from .friction.laws import FRICTION_LAWS
+from .locking import lock_joints
 from .loops import set_workers, using_workers, workers
 from .model import RobotModel
 from .robots import list_robots, load_robot, robot_table
@@ -34,11 +35,11 @@ from .urdf import load_urdf, load_urdf_string, to_urdf, write_urdf
 
 from ._version import __version__
 
-_LAZY = ("dask", "dataset")   # need the [dask] extra (dask, zarr): imported on first use only
+_LAZY = ("cluster", "dataset")   # need the [dask] extra (dask, zarr): imported on first use only
 
 
 def __getattr__(name):
-    """``dp.dask`` (module dyn_plugin.dask) and ``dp.dataset`` (module dyn_plugin.dataset,
+    """``dp.cluster`` (module dyn_plugin.cluster) and ``dp.dataset`` (module dyn_plugin.dataset,
     callable as its function ``dataset``), imported on first access so that
     ``import dyn_plugin`` never imports dask or zarr."""
     if name in _LAZY:
@@ -48,6 +49,7 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
+    "lock_joints",
     "__version__", "Terms", "floating", "mimic",
     "Backend", "BackendError", "ClusterError", "DHRow", "FrictionModel", "load_friction", "DynPluginError", "InputError", "JointLimitWarning", "ModelError", "NumericalError",
     "PhysicalValidityWarning", "RobotModel", "URDFError", "URDFWarning", "UnknownRobotError", "get_backend", "identify",

@@ -42,7 +42,7 @@ from typing import Callable, Optional, Union
 
 import numpy as np
 
-from .dask import BackendSpec, backend_of, digest_of, interrupts_held, model_digest, require
+from .cluster import BackendSpec, backend_of, digest_of, interrupts_held, model_digest, require
 from .errors import DynPluginError, InputError, argument
 from .model import RobotModel
 from .sampling import TRAJECTORY_SAMPLES, trajectory_states, uniform_states
@@ -126,7 +126,7 @@ def dataset(robot, states, *, out, backend: str = "newton_euler", friction=None,
         ``tau_friction``; None: the backend's default
     seed : int >= 0; trajectories : states along quintics instead of independent ones
     quantities : which of q, qd, qdd, tau to store; mass_matrix : also store M (N, n, n)
-    client : a ``distributed.Client`` (:func:`dyn_plugin.dask.connect`), or None to run
+    client : a ``distributed.Client`` (:func:`dyn_plugin.cluster.connect`), or None to run
         in this process (the same chunk functions, the same data)
     overwrite : start afresh, replacing the dataset at ``out``; without it a dataset made
         with the same settings is resumed and one made with others refused (a directory
@@ -217,7 +217,7 @@ def _check_client(client) -> None:
     from distributed import Client
 
     if not isinstance(client, Client):
-        raise InputError(f"client must be a distributed.Client (dyn_plugin.dask.connect()) or None, "
+        raise InputError(f"client must be a distributed.Client (dyn_plugin.cluster.connect()) or None, "
                          f"got {type(client).__name__}")
 
 

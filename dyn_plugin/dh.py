@@ -137,7 +137,8 @@ ROW_KEYS = {f.name for f in dataclasses.fields(DHRow)}
 
 
 def read_dh_table(path) -> dict:
-    """Read a robot table (TOML; schema in ``urdf/README.md``).
+    """Read a robot table (TOML: ``name``, ``convention``, ``[[links]]`` rows with the fields of
+    :class:`DHRow`; e.g. ``dyn_plugin/bundled/puma560.toml``).
 
     Returns the parsed document with ``rows`` added: a list of :class:`DHRow`.
     """

@@ -177,3 +177,29 @@ def parallel_axis(mass, offset) -> np.ndarray:
     mass = np.asarray(mass)
     mass = mass if mass.dtype == object else mass.astype(float)
     return mass[..., None, None] * (c @ np.swapaxes(c, -1, -2))
+
+
+class BodySum:
+    """Mass, first moment and inertia about the body origin, accumulated over the links
+    merged into one rigid body (fixed joints in the URDF reader, held joints in
+    :mod:`dyn_plugin.locking`): exact sums, whatever the order."""
+
+    def __init__(self):
+        self.mass = 0.0
+        self.first_moment = np.zeros(3)
+        self.inertia_at_origin = np.zeros((3, 3))
+
+    def add(self, mass: float, com: np.ndarray, inertia_com: np.ndarray) -> None:
+        self.mass += mass
+        self.first_moment += mass * com
+        self.inertia_at_origin += inertia_com + parallel_axis(mass, com)
+
+    def com_and_inertia(self):
+        """Centre of mass and inertia about it.  A massless body (a rotor-like link of a
+        DH-derived model) has no centre of mass; its rotational inertia is kept, placed at
+        the body origin (with no mass, the parallel-axis terms of every merged link vanish,
+        so the inertia about any point is the same)."""
+        if self.mass <= 0:
+            return np.zeros(3), self.inertia_at_origin.copy()
+        com = self.first_moment / self.mass
+        return com, self.inertia_at_origin - parallel_axis(self.mass, com)

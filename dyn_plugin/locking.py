@@ -8,7 +8,7 @@ rigidly attached to its parent and is merged into it, as a URDF fixed joint is w
 model is read (:mod:`dyn_plugin.urdf`): the masses add, the centre of mass is the
 mass-weighted mean and the inertias add about it by the parallel-axis theorem
 (:func:`dyn_plugin.kinematics.parallel_axis`; the one implementation of the sum is
-``urdf._Body``).  The locked link, and every frame
+:class:`dyn_plugin.kinematics.BodySum`).  The locked link, and every frame
 fixed to it, becomes a frame of the parent body at the composed placement, so
 ``frame_placement``/``frame_jacobian`` still find it; joints below a locked joint hang
 from the parent body at the composed placement.  This is pinocchio's
@@ -16,8 +16,9 @@ from the parent body at the composed placement.  This is pinocchio's
 which ``tests/test_lock.py`` holds it to.
 
 The remaining joints keep their order (the original depth-first order with the locked ones
-left out, as pinocchio's reduced model), and the model's URDF (:attr:`RobotModel.source_urdf`,
-what the pinocchio and pybullet backends load) is its source with each locked joint
+left out, as pinocchio's reduced model), and the model records the held joints and their
+values (:attr:`RobotModel.held_joints`), from which the URDF the pinocchio and pybullet
+backends load (:func:`dyn_plugin.urdf.urdf_text`) is its source with each held joint
 written as ``type="fixed"`` at the composed ``<origin>``.  That keeps the link tree itself:
 the reduced model records where each frame sits on its body, not which link it hangs
 from, and a URDF written from the model alone (:func:`dyn_plugin.urdf.to_urdf`) would hang
@@ -36,12 +37,11 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
-from typing import Optional
 
 import numpy as np
 
-from .errors import InputError, ModelError, argument
-from .kinematics import PRISMATIC, joint_motion, make_transform
+from .errors import InputError, argument
+from .kinematics import PRISMATIC, BodySum, joint_motion, make_transform
 from .model import Frame, RobotModel
 
 # per-joint arrays (n, ...) that a kept joint keeps as they are, where the model has them
@@ -177,7 +177,7 @@ def _reduced(model: RobotModel, held: dict) -> RobotModel:
         joint_rotations=np.array([origins[i][:3, :3] for i in kept]).reshape(len(kept), 3, 3),
         joint_positions=np.array([origins[i][:3, 3] for i in kept]).reshape(len(kept), 3),
         frames=frames, mimic=tuple(r for r in model.mimic if model.joint_names.index(r.joint) not in held),
-        source_urdf=None if model.source_urdf is None else locked_urdf(model, held),
+        held_joints=model.held_joints + tuple((model.joint_names[i], float(value)) for i, value in held.items()),
         **_without_inertial(model, frames), **_inertias(model, held, owner, placement, kept),
         **{field.name: getattr(model, field.name)[kept] for field in dataclasses.fields(model)
            if field.name in JOINT_FIELDS})
@@ -221,14 +221,12 @@ def _moved_frame(frame: Frame, index: dict, owner: dict, placement: dict, link_o
 
 def _inertias(model: RobotModel, held: dict, owner: dict, placement: dict, kept: list) -> dict:
     """Masses, centres of mass and inertias of the kept bodies and of the base, each held
-    link's added to the body it is now part of (``urdf._Body``: exact sums about the body
+    link's added to the body it is now part of (:class:`~dyn_plugin.kinematics.BodySum`: exact sums about the body
     origin); a body that receives nothing keeps its numbers bit for bit."""
-    from .urdf import _Body
-
     receiving = {owner[i] for i in held}
     bodies = {}
     for body in receiving:
-        bodies[body] = _Body()
+        bodies[body] = BodySum()
         if body < 0:
             bodies[body].add(model.base_mass, model.base_com, model.base_inertia)
         else:
@@ -246,39 +244,3 @@ def _inertias(model: RobotModel, held: dict, owner: dict, placement: dict, kept:
             masses[body], coms[body], inertias[body] = accumulated.mass, com, inertia
     return dict(masses=masses[kept], coms=coms[kept].reshape(len(kept), 3),
                 inertias=inertias[kept].reshape(len(kept), 3, 3), **out)
-
-
-# -- the URDF the reference engines load --------------------------------------------------------
-
-
-def locked_urdf(model: RobotModel, held: dict) -> Optional[str]:
-    """``model.source_urdf`` with each held joint ``type="fixed"`` at its rest ``<origin>``
-    composed with its motion at the held value (numbers exact to the last bit, as
-    :func:`dyn_plugin.urdf.to_urdf` writes them), and without the ``<mimic>`` elements of
-    held joints or of joints that mimic one."""
-    from lxml import etree
-
-    from .kinematics import matrix_to_rpy
-    from .urdf import _fmt, _origin, _parse_xml
-
-    root, _ = _parse_xml(model.source_urdf, f"<URDF of {model.name}>")
-    root.set("name", locked_name(model, held))
-    names = {model.joint_names[i]: i for i in held}
-    elements = {element.get("name"): element for element in root.findall("joint")}
-    missing = sorted(set(names) - set(elements))
-    if missing:
-        raise ModelError(f"model {model.name!r}: its URDF has no joint {missing[0]!r}; the source_urdf does not "
-                         "describe the model")
-    for name, i in names.items():
-        element = elements[name]
-        R, p = joint_motion(model.joint_types[i], model.axes[i], held[i])
-        X = _origin(element, f"joint {name!r}") @ make_transform(R, p)
-        for child in element.findall("origin") + element.findall("mimic"):
-            element.remove(child)
-        element.set("type", "fixed")
-        etree.SubElement(element, "origin", xyz=_fmt(X[:3, 3]), rpy=_fmt(matrix_to_rpy(X[:3, :3])))
-    for element in root.findall("joint"):
-        mimic = element.find("mimic")
-        if mimic is not None and mimic.get("joint") in names:
-            element.remove(mimic)
-    return etree.tostring(root, encoding="unicode")

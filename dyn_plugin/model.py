@@ -56,6 +56,21 @@ class Frame:
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
+class Payload:
+    """A rigid payload added by :meth:`RobotModel.with_payload`: the link ``name`` fixed at
+    the origin of ``frame``, of ``mass`` (kg), centre of mass ``com`` (3,) m and inertia
+    ``inertia`` (3, 3) kg·m² about it, both in the frame's axes.  The model's inertias
+    already include it; the record is what :func:`dyn_plugin.urdf.urdf_text` writes into
+    the URDF the reference engines load."""
+
+    name: str
+    frame: str
+    mass: float
+    com: np.ndarray
+    inertia: np.ndarray
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
 class RobotModel:
     """Immutable fixed-base kinematic tree with rigid-body inertias.
 
@@ -101,6 +116,11 @@ class RobotModel:
         Joints that follow another (URDF ``<mimic>``) when loaded with ``mimic=True``:
         they are not coordinates (``nq``, ``nv`` and the names leave them out; see
         :mod:`dyn_plugin.mimic`).  Empty by default: every joint is independent.
+    payloads : tuple[Payload, ...]
+        What :meth:`with_payload` added, in order (already in the inertias above).
+    held_joints : tuple[(str, float), ...]
+        Joints of the source URDF held fixed by :func:`dyn_plugin.locking.lock_joints`, with
+        their values (rad or m), in the order held (they are no longer joints of the model).
     frames : tuple[Frame, ...]
         Every URDF link as a :class:`Frame`, in the order of the tree walk (depth-first,
         as pinocchio's frames), links merged through fixed joints included.  Empty for a
@@ -144,6 +164,8 @@ class RobotModel:
     base_inertia: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((3, 3)))
     mimic: tuple = ()
     frames: tuple = ()
+    payloads: tuple = ()
+    held_joints: tuple = ()
     armature: Optional[np.ndarray] = None
 
     def __post_init__(self):
@@ -267,16 +289,6 @@ class RobotModel:
         """The same robot with a free-flying base (or fixed again with ``False``)."""
         return dataclasses.replace(self, floating_base=bool(floating))
 
-    def lock(self, joints) -> "RobotModel":
-        """The same robot with ``joints`` held fixed: a list of joint names (each at 0), or a
-        dict {name: value} in rad or m.  Each locked link merges into its parent body (mass,
-        centre of mass and inertia combined exactly) and stays a frame of it; the other
-        joints keep their order.  pinocchio's ``buildReducedModel``; see
-        :func:`dyn_plugin.locking.lock_joints` for the rules (limits, mimic joints)."""
-        from .locking import lock_joints
-
-        return lock_joints(self, joints)
-
     def with_payload(self, frame: str, mass: float, com=(0.0, 0.0, 0.0), inertia=None) -> "RobotModel":
         """A copy of the model with a rigid payload fixed to ``frame`` (one of :attr:`frame_names`):
         ``mass`` (kg, >= 0), its centre of mass ``com`` (3,) m in the frame, and ``inertia``
@@ -285,10 +297,11 @@ class RobotModel:
         parallel-axis theorem); on the base link it joins the base's inertial data, which
         move only with a floating base (a fixed base holds the payload without any torque).
 
-        The model's URDF (:attr:`source_urdf`, what the reference engines load) gets the
-        payload as a link ``<frame>_payload`` fixed at the frame's origin, which is also a
-        new frame of the model; a model without a URDF keeps none (the reference engines
-        then load :func:`dyn_plugin.urdf.to_urdf` of it, payload included)."""
+        The payload is a link ``<frame>_payload`` fixed at the frame's origin, a new frame of
+        a model read from URDF, and a record in :attr:`payloads` from which
+        :func:`dyn_plugin.urdf.urdf_text` writes it into the URDF the reference engines load.
+        An inertia that breaks the triangle inequality is warned about, as the URDF loader
+        does (:func:`check_link_inertia`)."""
         from .kinematics import parallel_axis
 
         body, rotation, position = self.frame(frame)       # an unknown name lists the valid ones
@@ -305,13 +318,8 @@ class RobotModel:
                              f"the centre of mass, frame axes); got shapes {c.shape} and {I.shape}")
         if not (np.isfinite(m) and np.all(np.isfinite(c)) and np.all(np.isfinite(I))):
             raise InputError(f"{at}: mass, com and inertia must be finite, got {mass!r}, {c.tolist()}, {I.tolist()}")
-        if m < 0:
-            raise ModelError(f"{at}: mass must be >= 0 kg, got {m}")
-        if not np.allclose(I, I.T, rtol=0, atol=1e-12 * max(1.0, np.abs(I).max())):
-            raise ModelError(f"{at}: inertia is not symmetric: {I.tolist()}")
-        problem = non_psd_problem(I)
-        if problem:
-            raise ModelError(f"{at}: {problem}")
+        name = self._free_frame_name(f"{frame}_payload")
+        check_link_inertia(name, m, I, where=f" ({at})")
         c_body, I_body = rotation @ c + position, rotation @ I @ rotation.T
 
         def combined(m1, c1, I1):
@@ -329,30 +337,19 @@ class RobotModel:
         else:
             changes["base_mass"], changes["base_com"], changes["base_inertia"] = combined(
                 self.base_mass, self.base_com, self.base_inertia)
-        if self.source_urdf is not None:
-            from .urdf import _fmt, _parse_xml
-            from lxml import etree
-
-            root, _ = _parse_xml(self.source_urdf, "<model source>")
-            taken = {element.get("name") for element in root.iter("link", "joint")}
-            name, k = f"{frame}_payload", 1
-            while name in taken or f"{name}_joint" in taken:
-                name, k = f"{frame}_payload_{k}", k + 1
-            link = etree.SubElement(root, "link", name=name)
-            inertial = etree.SubElement(link, "inertial")
-            etree.SubElement(inertial, "origin", xyz=_fmt(c), rpy="0 0 0")
-            etree.SubElement(inertial, "mass", value=_fmt(m))
-            etree.SubElement(inertial, "inertia", ixx=_fmt(I[0, 0]), ixy=_fmt(I[0, 1]), ixz=_fmt(I[0, 2]),
-                             iyy=_fmt(I[1, 1]), iyz=_fmt(I[1, 2]), izz=_fmt(I[2, 2]))
-            joint = etree.SubElement(root, "joint", name=f"{name}_joint", type="fixed")
-            etree.SubElement(joint, "parent", link=frame)
-            etree.SubElement(joint, "child", link=name)
-            etree.SubElement(joint, "origin", xyz="0 0 0", rpy="0 0 0")
-            changes["source_urdf"] = etree.tostring(root, encoding="unicode")
-            if self.frames:
-                owner = self.base_link if body < 0 else self.link_names[body]
-                changes["frames"] = self.frames + (Frame(name, owner, rotation, position),)
+        changes["payloads"] = self.payloads + (Payload(name, frame, m, c, I),)
+        if self.frames:
+            owner = self.base_link if body < 0 else self.link_names[body]
+            changes["frames"] = self.frames + (Frame(name, owner, rotation, position),)
         return dataclasses.replace(self, **changes)
+
+    def _free_frame_name(self, wanted: str) -> str:
+        """``wanted``, or ``wanted_1``, ``wanted_2``… : the first that names no frame or link."""
+        taken = set(self.frame_names) | set(self.link_names) | {payload.name for payload in self.payloads}
+        name, k = wanted, 1
+        while name in taken:
+            name, k = f"{wanted}_{k}", k + 1
+        return name
 
     def inertial_parameters(self, flat: bool = False) -> np.ndarray:
         """The inertial parameters θ of every moving link, (n, 10), or (10 n,) with ``flat``:

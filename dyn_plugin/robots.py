@@ -1,7 +1,7 @@
 """Bundled robots: found by name, generated from the DH tables kept beside them.
 
-``urdf/NAME.toml`` is the source (every number cites where it comes from);
-``urdf/NAME.urdf`` is generated from it.  Regenerate after editing a table with::
+``dyn_plugin/bundled/NAME.toml`` is the source (every number cites where it comes from);
+``dyn_plugin/bundled/NAME.urdf`` is generated from it.  Regenerate after editing a table with::
 
     dyn-plugin robots --regenerate
 """
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from importlib import resources
 from pathlib import Path
 from typing import Optional, Union
 
 from .dh import model_from_table, read_dh_table
 from .errors import UnknownRobotError
+from .locking import lock_joints
 from .model import DEFAULT_GRAVITY, RobotModel
 from .urdf import load_urdf, to_urdf
 
@@ -23,11 +23,10 @@ FRICTION_SUFFIX = "_friction"     # NAME_friction.toml: a bundled robot's fricti
 
 
 def bundled_dir() -> Path:
-    """Folder of the bundled URDF files and tables (installed as ``dyn_plugin.bundled``)."""
-    try:
-        return Path(str(resources.files("dyn_plugin.bundled")))
-    except ModuleNotFoundError:  # running from a source tree that is not installed
-        return Path(__file__).resolve().parent.parent / "urdf"
+    """Folder of the bundled URDF files and tables: ``dyn_plugin/bundled`` beside this module,
+    the same from a checkout, an editable install and a wheel (the top-level ``urdf`` is a
+    symbolic link to it)."""
+    return Path(__file__).resolve().parent / "bundled"
 
 
 BUNDLED = tuple(sorted(path.stem for path in bundled_dir().glob("*.toml") if not path.stem.endswith(FRICTION_SUFFIX)))
@@ -62,7 +61,7 @@ def load_robot(name_or_path: Union[str, os.PathLike], gravity=None, floating_bas
     follow their leaders (reduced coordinates, :mod:`dyn_plugin.mimic`); by default they are
     independent, with a warning naming them, as pinocchio's default.  ``lock``: joints held
     fixed, a list of names (each at 0) or a dict {name: value} in rad or m (pinocchio's
-    ``buildReducedModel``; :meth:`~dyn_plugin.model.RobotModel.lock`), e.g.
+    ``buildReducedModel``; :func:`~dyn_plugin.locking.lock_joints`), e.g.
     ``load_robot("panda.urdf", lock=["panda_finger_joint1", "panda_finger_joint2"])``.
 
     Bundled robots are checked strictly (a triangle-inequality break is an error);
@@ -70,8 +69,8 @@ def load_robot(name_or_path: Union[str, os.PathLike], gravity=None, floating_bas
     """
     g = DEFAULT_GRAVITY if gravity is None else gravity
     if str(name_or_path) in BUNDLED:
-        return load_urdf(robot_path(str(name_or_path)), strict=True, gravity=g, floating_base=floating_base,
-                         mimic=mimic, lock=lock)
+        return _locked(load_urdf(robot_path(str(name_or_path)), strict=True, gravity=g, floating_base=floating_base,
+                                 mimic=mimic, locked=_names(lock)), lock)
     if not str(name_or_path).strip():
         raise UnknownRobotError(f"no robot given; bundled robots: {', '.join(BUNDLED)} (or give a path to a URDF file)")
     path = Path(name_or_path)
@@ -80,9 +79,20 @@ def load_robot(name_or_path: Union[str, os.PathLike], gravity=None, floating_bas
             raise UnknownRobotError(f"{str(path)!r} is a folder; give the URDF file in it")
         if not path.is_file():
             raise UnknownRobotError(f"URDF file {str(path)!r} does not exist")
-        return load_urdf(path, gravity=g, floating_base=floating_base, mimic=mimic, lock=lock)
+        return _locked(load_urdf(path, gravity=g, floating_base=floating_base, mimic=mimic, locked=_names(lock)), lock)
     raise UnknownRobotError(f"unknown robot {str(name_or_path)!r}; bundled robots: {', '.join(BUNDLED)} "
                             "(or give a path to a URDF file)")
+
+
+def _names(lock) -> tuple:
+    """The joint names in a ``lock`` argument (see :func:`dyn_plugin.locking.lock_joints`)."""
+    if lock is None:
+        return ()
+    return (lock,) if isinstance(lock, str) else tuple(lock) if hasattr(lock, "__iter__") else ()
+
+
+def _locked(model: RobotModel, lock) -> RobotModel:
+    return model if lock is None else lock_joints(model, lock)
 
 
 def generate_urdf(name: str) -> str:

@@ -76,7 +76,7 @@ def trajectory_states(model: RobotModel, count: int, rng: np.random.Generator, s
     The states are cut into ⌈count / samples⌉ trajectories of (as nearly as possible) equal
     length.  Each goes from q_a to q_b, both uniform within :func:`position_bounds`, as
     q(t) = q_a + (q_b − q_a)(10s³ − 15s⁴ + 6s⁵), s = t/T (the quintic of
-    :func:`dyn_plugin.friction.study.reference_trajectory`), sampled at equally spaced
+    :func:`dyn_plugin.studies.friction_study.reference_trajectory`), sampled at equally spaced
     t ∈ [0, T] (both ends included, so each starts and ends at rest).  T (s) is the
     shortest duration whose peak speed 1.875|Δq|/T and peak acceleration 5.7735|Δq|/T²
     stay within ``speed`` and ``acceleration`` on every joint, so the states cover the

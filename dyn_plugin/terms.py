@@ -12,7 +12,6 @@ all take it; compiled code receives ``int(terms)`` and tests the bits.
 from __future__ import annotations
 
 import enum
-import warnings
 
 import numpy as np
 
@@ -39,23 +38,10 @@ def as_terms(terms) -> Terms:
 
 
 def resolve(model, terms):
-    """``(model, Terms)`` for an algorithm called with ``terms``.
-
-    Deprecated form: a gravity vector (3,) in place of ``terms`` (the algorithms took one
-    before gravity lived in the model only) is read as ``model.with_gravity(g)`` and
-    ``Terms.ALL``, with a DeprecationWarning.
-    """
-    if isinstance(terms, (int, Terms)) and not isinstance(terms, bool):
-        return model, as_terms(terms)
-    try:
-        gravity = np.asarray(terms, dtype=float)
-    except (TypeError, ValueError):
-        gravity = None
-    if gravity is None or gravity.shape != (3,):
-        as_terms(terms)                                   # raises the clear error
-    warnings.warn("passing gravity to an algorithm is deprecated: gravity lives in the model "
-                  "(model.with_gravity(g)); pass terms=Terms.… to select terms", DeprecationWarning, stacklevel=3)
-    return model.with_gravity(gravity), Terms.ALL
+    """``(model, Terms)`` for an algorithm called with ``terms`` (a :class:`Terms`; anything
+    else is refused with a clear error).  Gravity is the model's only
+    (``model.with_gravity(g)``)."""
+    return model, as_terms(terms)
 
 
 def selected(model, terms: Terms, qd, qdd):

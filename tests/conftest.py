@@ -115,9 +115,9 @@ def pytest_terminal_summary(terminalreporter):
 def dask_client():
     """One 2-process LocalCluster for every Dask test (it starts in a few seconds)."""
     pytest.importorskip("distributed")
-    import dyn_plugin.dask as dpd
+    import dyn_plugin.cluster as dpc
 
-    client = dpd.connect(workers=2, quiet=True)
+    client = dpc.connect(workers=2, quiet=True)
     client.wait_for_workers(2, timeout=60)
     yield client
     cluster = client.cluster

@@ -10,11 +10,16 @@ import pinocchio as pin
 import pytest
 
 import dyn_plugin as dp
+from dyn_plugin.backends import registry
 from dyn_plugin.dh import model_from_table
 from dyn_plugin.robots import bundled_dir, robot_path, robot_table
 
 ROBOTS = [name for name in dp.list_robots()
           if any(row.motor_inertia for row in robot_table(name)["rows"])]
+# From the registry: the backends whose factory takes armature= apply it; every other one,
+# friction backends aside (their rigid backend decides), must refuse such a model.
+APPLY = [name for name in dp.list_backends() if registry.takes_armature(registry.backend_class(name))]
+REFUSE = [name for name in dp.list_backends() if name not in APPLY and "friction" not in registry.declared(name)[1]]
 
 
 def states(n, count=5, seed=0):
@@ -41,7 +46,7 @@ def test_table_motor_inertia_is_the_models_armature(name):
     assert not np.any(dp.load_robot(name).armature)          # the bundled URDF carries the rigid bodies
 
 
-@pytest.mark.parametrize("backend", ["newton_euler", "lagrange_euler", "pinocchio"])
+@pytest.mark.parametrize("backend", APPLY)
 @pytest.mark.parametrize("name", ROBOTS)
 def test_backends_apply_the_armature_as_pinocchio(name, backend):
     model = model_from_table(bundled_dir() / f"{name}.toml")
@@ -87,7 +92,7 @@ def test_floating_base_keeps_the_joints_armature():
 
 def test_backends_that_cannot_apply_it_refuse_the_model():
     model = model_from_table(bundled_dir() / "puma560.toml")
-    for name in ("pybullet", "symbolic"):
+    for name in REFUSE:
         with pytest.raises(dp.BackendError, match="cannot apply the armature"):
             dp.get_backend(name, model)
 

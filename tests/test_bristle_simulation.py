@@ -224,7 +224,7 @@ def test_validate_checks_a_dynamic_law_against_physical_oracles(tmp_path):
     """``dyn-plugin validate``'s quantity ``bristles`` on a one-joint wheel: one task per robot,
     the four checks (steady state, energy, order, Dahl loop) pass, and the Markdown report
     shows them against ``physics``."""
-    from dyn_plugin.tools import validation
+    from dyn_plugin.tools import validate
     from dyn_plugin.tools.reporting import markdown_report
 
     wheel = tmp_path / "wheel.urdf"
@@ -232,9 +232,9 @@ def test_validate_checks_a_dynamic_law_against_physical_oracles(tmp_path):
     suite_file = tmp_path / "suite.toml"
     suite_file.write_text(f'robots = ["{wheel}"]\nbackends = ["newton_euler_friction"]\nreferences = ["pinocchio"]\n'
                           'quantities = ["bristles"]\nsamples = 2\ndt = 2e-3\nduration = 0.2\n')
-    suite = validation.load_suite(str(suite_file))
-    assert [task.label for task in validation.tasks(suite)][-1] == f"{wheel} / dynamic friction"
-    report = validation.run(suite)
+    suite = validate.load_suite(str(suite_file))
+    assert [task.label for task in validate.tasks(suite)][-1] == f"{wheel} / dynamic friction"
+    report = validate.run(suite)
     checks = {(c.backend, c.quantity): c for c in report.comparisons if c.reference == "physics"}
     assert set(checks) == {("newton_euler_friction", "bristles_steady"), ("newton_euler_friction", "bristles_energy"),
                            ("newton_euler_friction", "bristles_order"), ("bristles", "dahl_loop")}

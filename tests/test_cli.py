@@ -24,7 +24,7 @@ def test_validate_quick_suite_passes_and_writes_json(tmp_path, capsys):
     report = json.loads(out.read_text())
     assert report["passed"] is True
     results = report["results"]
-    assert {r["robot"] for r in results} == {"puma560", "stanford", "scara"}
+    assert {r["robot"] for r in results} == set(dp.list_robots())      # the suite says robots = "bundled"
     assert {r["quantity"] for r in results} == {"tau", "M", "bias", "gravity", "Cqd", "qdd", "dtau", "dqdd"}
     assert all(r["max_rel"] <= 1e-9 and r["samples"] == 5 for r in results)
     assert "all passed" in capsys.readouterr().out
@@ -264,13 +264,13 @@ def test_friction_table_time_out_of_range_names_the_range(capsys):
     (["codegen", "scara", "--out", "{folder}"], "is a folder"),
 ])
 def test_unwritable_outputs_fail_before_any_work(argv, fragment, tmp_path, monkeypatch, capsys):
-    import dyn_plugin.friction.study
+    import dyn_plugin.studies.friction_study
     import dyn_plugin.symbolic.codegen
-    import dyn_plugin.tools.validation
+    import dyn_plugin.tools.validate
 
     def work(*args, **kwargs):
         raise AssertionError("the work started before the outputs were checked")
-    for module, name in ((dyn_plugin.tools.validation, "run"), (dyn_plugin.friction.study, "run_study"),
+    for module, name in ((dyn_plugin.tools.validate, "run"), (dyn_plugin.studies.friction_study, "run_study"),
                          (dyn_plugin.symbolic.codegen, "generate")):
         monkeypatch.setattr(module, name, work)
     (tmp_path / "file.txt").write_text("")
@@ -333,23 +333,3 @@ def test_folders_empty_names_and_binary_data_files_are_one_line_errors(argv, fra
     argv = [str(tmp_path) if a == "FOLDER" else str(tmp_path / "binary.toml") if a == "BINARY" else a for a in argv]
     assert run(argv) == 2
     one_line_error(capsys, fragment)
-
-
-# -- the old module paths: deprecated aliases of dyn_plugin.tools ---------------------------
-
-def test_old_module_paths_still_work_and_warn(monkeypatch):
-    """dyn_plugin.cli, .validation, .reporting and .bench re-export the public names of their
-    dyn_plugin.tools modules and warn when imported; python -m dyn_plugin.cli still runs."""
-    import importlib
-
-    for old in ("cli", "validation", "reporting", "bench"):
-        new = importlib.import_module(f"dyn_plugin.tools.{old}")
-        monkeypatch.delitem(sys.modules, f"dyn_plugin.{old}", raising=False)   # imported afresh: it warns
-        warning = rf"dyn_plugin\.{old} is deprecated: import dyn_plugin\.tools\.{old}"
-        with pytest.warns(DeprecationWarning, match=warning):
-            module = importlib.import_module(f"dyn_plugin.{old}")
-        assert module.__all__ == new.__all__ and len(new.__all__) >= 4
-        assert all(getattr(module, name) is getattr(new, name) for name in new.__all__)
-    proc = subprocess.run([sys.executable, "-m", "dyn_plugin.cli", "robots"], capture_output=True, text=True)
-    assert proc.returncode == 0 and "puma560" in proc.stdout
-    assert "DeprecationWarning" in proc.stderr and "dyn_plugin.tools.cli" in proc.stderr

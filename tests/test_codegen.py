@@ -25,8 +25,8 @@ import pytest
 
 import dyn_plugin as dp
 from conftest import rel_err
-from dyn_plugin.backends import symbolic_backend as sb
 from dyn_plugin.backends.symbolic_backend import SymbolicBackend
+from dyn_plugin.symbolic import code_cache
 from dyn_plugin.sampling import random_states
 from dyn_plugin.symbolic import codegen
 from urdf_factory import random_tree_urdf
@@ -391,12 +391,12 @@ def test_cache_hit_then_corrupt_and_stale_files_are_regenerated(cache):
 def test_cache_directory_defaults(monkeypatch, tmp_path):
     monkeypatch.delenv("DYN_PLUGIN_CACHE", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert sb.cache_dir() == tmp_path / "dyn_plugin" / "symbolic"
+    assert code_cache.cache_dir() == tmp_path / "dyn_plugin" / "symbolic"
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert sb.cache_dir() == tmp_path / "home" / ".cache" / "dyn_plugin" / "symbolic"
+    assert code_cache.cache_dir() == tmp_path / "home" / ".cache" / "dyn_plugin" / "symbolic"
     monkeypatch.setenv("DYN_PLUGIN_CACHE", str(tmp_path / "mine"))
-    assert sb.cache_dir() == tmp_path / "mine"
+    assert code_cache.cache_dir() == tmp_path / "mine"
 
 
 def test_key_covers_every_parameter(models):

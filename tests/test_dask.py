@@ -1,4 +1,4 @@
-"""dyn_plugin.dask and dyn_plugin.dataset on a real 2-process LocalCluster.
+"""dyn_plugin.cluster and dyn_plugin.dataset on a real 2-process LocalCluster.
 
 Lazy dynamics equal to the direct batch calls bit for bit; one backend build per worker
 process; datasets identical serially and on two workers, after resuming, and after a
@@ -20,7 +20,7 @@ pytest.importorskip("zarr")
 import dask.array as da  # noqa: E402
 
 import dyn_plugin as dp  # noqa: E402
-import dyn_plugin.dask as dpd  # noqa: E402
+import dyn_plugin.cluster as dpc  # noqa: E402
 from dyn_plugin.dataset import read_dataset  # noqa: E402
 from dyn_plugin.sampling import random_states  # noqa: E402
 
@@ -69,7 +69,7 @@ def _rel(ours, ref):
 
 
 def test_import_dyn_plugin_does_not_import_dask_or_zarr():
-    code = ("import sys, dyn_plugin as dp; dp.dataset; dp.dask; "
+    code = ("import sys, dyn_plugin as dp; dp.dataset; dp.cluster; "
             "bad = [m for m in ('dask', 'distributed', 'zarr') if m in sys.modules]; "
             "assert not bad, bad; assert callable(dp.dataset)")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
@@ -84,7 +84,7 @@ def test_lazy_dynamics_equal_direct_batch_bit_for_bit(client, puma, backend):
     lazy = {"q": da.from_array(s.q, chunks=(700, 6)), "qd": da.from_array(s.qd, chunks=(1100, 3)),
             "qdd": s.qdd, "tau": da.from_array(s.tau, chunks=(len(s), 2))}
     for op, fields in OPS.items():
-        result = getattr(dpd, op)(be, *(lazy[f] for f in fields))
+        result = getattr(dpc, op)(be, *(lazy[f] for f in fields))
         assert result.chunks[0] == lazy["q"].chunks[0]
         computed = result.compute()
         assert computed.shape == direct[op].shape
@@ -93,20 +93,20 @@ def test_lazy_dynamics_equal_direct_batch_bit_for_bit(client, puma, backend):
 
 @pytest.mark.parametrize("backend", ["newton_euler", "symbolic_numba"])
 def test_the_spec_is_one_node_and_the_backend_is_built_once_per_worker(client, backend):
-    from dyn_plugin.backends.symbolic_backend import cache_dir
+    from dyn_plugin.symbolic.code_cache import cache_dir
 
     model = dp.load_robot("scara")
     be = dp.get_backend(backend, model)          # generated code, if any, is on disk from here on
     cached = {p.name: p.stat().st_mtime_ns for p in cache_dir().glob("*.py")} if cache_dir().is_dir() else {}
     s = random_states(model, 12000, seed=5)
-    tau = dpd.inverse_dynamics(be, da.from_array(s.q, chunks=(500, -1)), s.qd, s.qdd)
+    tau = dpc.inverse_dynamics(be, da.from_array(s.q, chunks=(500, -1)), s.qd, s.qdd)
     graph = dict(tau.__dask_graph__())
     assert len([k for k in graph if "dyn-plugin-spec" in str(k)]) == 1
-    before = client.run(dpd.cache_info)
+    before = client.run(dpc.cache_info)
     assert np.array_equal(tau.compute(), be.inverse_dynamics(s.q, s.qd, s.qdd))
-    assert np.array_equal(dpd.gravity_torques(be, da.from_array(s.q, chunks=(500, -1))).compute(),
+    assert np.array_equal(dpc.gravity_torques(be, da.from_array(s.q, chunks=(500, -1))).compute(),
                           be.gravity_torques(s.q))
-    after = client.run(dpd.cache_info)
+    after = client.run(dpc.cache_info)
     built = {w: after[w].misses - before[w].misses for w in after}
     calls = sum(after[w].hits + after[w].misses - before[w].hits - before[w].misses for w in after)
     assert calls == 48 and all(b <= 1 for b in built.values()), built
@@ -118,11 +118,11 @@ def test_lazy_errors_name_the_chunk_and_the_state(client, puma):
     q = random_states(puma, 2000, seed=1).q
     q[1234, 2] = np.nan
     with pytest.raises(dp.InputError, match=r"states 1000 to 1499.*joint3.*state 234"):
-        dpd.gravity_torques(be, da.from_array(q, chunks=(500, 6))).compute()
+        dpc.gravity_torques(be, da.from_array(q, chunks=(500, 6))).compute()
     with pytest.raises(dp.InputError, match=r"q must have shape \(N, 6\)"):
-        dpd.mass_matrix(be, q[:, :5])
+        dpc.mass_matrix(be, q[:, :5])
     with pytest.raises(dp.InputError, match="batch sizes differ"):
-        dpd.bias_forces(be, q, q[:10])
+        dpc.bias_forces(be, q, q[:10])
 
 
 def test_dataset_two_workers_equal_serial_and_pinocchio(client, puma, tmp_path):
@@ -180,12 +180,12 @@ def _made(out, **kwargs):
 
 def test_unreachable_scheduler_is_a_clear_error_quickly():
     start = time.perf_counter()
-    with pytest.raises(dpd.ClusterError, match=r"tcp://127\.0\.0\.1:1"):
-        dpd.connect("tcp://127.0.0.1:1", timeout=1.0, quiet=True)
+    with pytest.raises(dpc.ClusterError, match=r"tcp://127\.0\.0\.1:1"):
+        dpc.connect("tcp://127.0.0.1:1", timeout=1.0, quiet=True)
     assert time.perf_counter() - start < 10
-    assert issubclass(dpd.ClusterError, dp.DynPluginError)
+    assert issubclass(dpc.ClusterError, dp.DynPluginError)
     with pytest.raises(dp.InputError, match="timeout"):
-        dpd.connect("tcp://127.0.0.1:1", timeout=0)
+        dpc.connect("tcp://127.0.0.1:1", timeout=0)
     with pytest.raises(dp.InputError, match="client must be a distributed.Client"):
         dp.dataset("scara", 10, out="unused.zarr", chunk=5, client="tcp://127.0.0.1:8786")
 

@@ -2,7 +2,7 @@
 code generator's expression DAG, printed by its emitters.
 
 * the Python code equals pinocchio's computeRNEADerivatives to 1e-12
-  (|ours − ref| / max(1, |ref|)) on puma560, stanford, scara and two random branched URDF
+  (|ours − ref| / max(1, |ref|)) on every bundled robot and two random branched URDF
   trees (prismatic, continuous and fixed joints, general axes); numba on one robot (it
   compiles slowly), C (gcc, ctypes) on one;
 * the operation counts equal the operators in the emitted source, are positive, and stay
@@ -40,7 +40,7 @@ def _model(name):
     return dp.load_robot(name)
 
 
-NAMES = ["puma560", "stanford", "scara", *TREES]
+NAMES = [*dp.list_robots(), *TREES]
 
 
 @pytest.fixture(scope="module")

@@ -69,7 +69,7 @@ def backend(name, label):
     return dp.get_backend(name, case_of(label).model)
 
 
-LABELS = [label for label in CASES if label in ("puma560", "stanford", "scara", "tree5", "tree7", "chain4",
+LABELS = [label for label in CASES if label in (*dp.list_robots(), "tree5", "tree7", "chain4",
                                                    "puma560-floating", "tree5-floating")]
 
 

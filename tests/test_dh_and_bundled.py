@@ -68,12 +68,14 @@ def _modified_dh_chain(table, q):
     return np.array(frames)
 
 
-@pytest.mark.parametrize("name", ["puma560", "stanford"])
+MODIFIED_DH = [name for name in dp.list_robots() if robot_table(name)["convention"] == "modified"]
+
+
+@pytest.mark.parametrize("name", MODIFIED_DH)
 def test_modified_dh_kinematics(name):
-    """Link frames of the generated URDF equal the modified-DH chain of the source table."""
+    """Link frames of the generated URDF equal the modified-DH chain of the source table,
+    for every bundled robot whose table is in modified DH."""
     table = robot_table(name)
-    if table["convention"] != "modified":
-        pytest.fail(f"{name} is expected in modified DH")
     model = dp.load_robot(name)
     rng = np.random.default_rng(3)
     for q in rng.uniform(-1, 1, (5, model.n)):
@@ -104,8 +106,13 @@ def test_bundled_robots_have_provenance():
 
 
 def test_list_and_load_by_name():
-    assert dp.list_robots() == ["puma560", "scara", "stanford"]
-    kinds = {name: "".join(t[0].upper() for t in dp.load_robot(name).joint_types) for name in dp.list_robots()}
+    """Every NAME.toml in the bundled folder (friction data aside) is a robot, listed by name and
+    loaded with its table's joints; the three published arms keep their published joint kinds."""
+    tables = sorted(p.stem for p in bundled_dir().glob("*.toml") if not p.stem.endswith("_friction"))
+    assert dp.list_robots() == tables and {"puma560", "scara", "stanford"} <= set(tables)
+    for name in tables:
+        assert list(dp.load_robot(name).joint_types) == [row["joint"] for row in robot_table(name)["links"]], name
+    kinds = {name: "".join(t[0].upper() for t in dp.load_robot(name).joint_types) for name in ("puma560", "stanford", "scara")}
     assert kinds == {"puma560": "RRRRRR", "stanford": "RRPRRR", "scara": "RRPR"}
 
 

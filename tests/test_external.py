@@ -26,6 +26,7 @@ from dyn_plugin.friction.law import direction  # noqa: E402
 from dyn_plugin.friction.parameters import load_friction  # noqa: E402
 from dyn_plugin.robots import robot_path  # noqa: E402
 from dyn_plugin.sampling import random_states  # noqa: E402
+from dyn_plugin.urdf import urdf_text  # noqa: E402
 from pinocchio_twin import PinocchioTwin  # noqa: E402
 from urdf_factory import random_tree_urdf  # noqa: E402
 
@@ -90,7 +91,7 @@ def _bundled(name, floating_base=False):
     model, xml = dp.load_robot(name, floating_base=floating_base), robot_path(name).read_text()
     if floating_base and model.base_mass == 0:          # a massless floating base has no forward dynamics
         model = model.with_payload(model.base_link, 8.0, (0.0, 0.0, 0.1), np.diag([0.1, 0.12, 0.08]))
-        xml = model.source_urdf                          # pinocchio loads the base payload too
+        xml = urdf_text(model)                           # pinocchio loads the base payload too
     return Case(model, xml, seed=11)
 
 
@@ -372,7 +373,8 @@ def test_bad_payloads_are_named():
     model = case_of("puma560").model
     with pytest.raises(InputError, match="has no frame 'tool9'; its frames are: 'base_link'"):
         model.with_payload("tool9", 1.0)
-    with pytest.raises(ModelError, match=r"payload at frame 'link6' of robot 'puma560': mass must be >= 0 kg, got -1"):
+    with pytest.raises(ModelError, match=r"link 'link6_payload' \(payload at frame 'link6' of robot 'puma560'\): "
+                                         r"mass must be finite and >= 0, got -1"):
         model.with_payload("link6", -1.0)
     with pytest.raises(ModelError, match="payload at frame 'link6'.*not positive semi-definite"):
         model.with_payload("link6", 1.0, inertia=np.diag([0.1, -0.1, 0.1]))
@@ -384,3 +386,18 @@ def test_bad_payloads_are_named():
         model.with_payload("link6", np.inf)
     with pytest.raises(InputError, match="must be a number"):
         model.with_payload("link6", "heavy")
+
+
+def test_a_payload_breaking_the_triangle_inequality_is_warned_about_as_the_urdf_loader_does():
+    """I_zz > I_xx + I_yy: no rigid body has these moments (a URDF link with them gets the
+    same PhysicalValidityWarning); pinocchio takes it, pybullet zeroes such an inertia."""
+    model = case_of("puma560").model
+    odd = np.diag([0.01, 0.01, 0.05])
+    with pytest.warns(dp.PhysicalValidityWarning, match="link6_payload.*triangle inequality"):
+        model.with_payload("link6", 1.0, inertia=odd)
+    xml = random_tree_urdf(np.random.default_rng(3), 2, fixed=True, name="odd")
+    xml = xml.replace("</robot>", '<link name="odd"><inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" '
+                      'iyy="0.01" iyz="0" izz="0.05"/></inertial></link><joint name="odd_joint" type="fixed">'
+                      '<parent link="base_link"/><child link="odd"/></joint></robot>')
+    with pytest.warns(dp.PhysicalValidityWarning, match="triangle inequality"):
+        dp.load_urdf_string(xml)

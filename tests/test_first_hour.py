@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import dyn_plugin as dp
-from dyn_plugin.tools import validation
+from dyn_plugin.tools import validate
 from dyn_plugin.tools.cli import main
 
 
@@ -152,7 +152,7 @@ def test_a_bad_suite_file_is_refused_in_one_line_naming_it(text, fragment, tmp_p
     line = refused_in_one_line(["validate", "--suite", str(path)], fragment, capsys)
     assert str(path) in line
     with pytest.raises(dp.DynPluginError, match=re.escape(fragment)):
-        validation.load_suite(str(path))
+        validate.load_suite(str(path))
 
 
 def test_a_suite_that_is_binary_a_folder_or_missing_is_refused_in_one_line(tmp_path, capsys):

@@ -7,7 +7,7 @@ import pytest
 
 import dyn_plugin as dp
 from dyn_plugin.tools.cli import main
-from dyn_plugin.friction.study import reference_trajectory, run_study
+from dyn_plugin.studies.friction_study import reference_trajectory, run_study
 
 
 @pytest.fixture(scope="module")

@@ -85,7 +85,7 @@ def test_cholesky_solve_lanes_gives_nan_for_a_matrix_that_is_not_positive_defini
 
 # -- the generated batch code ------------------------------------------------------------
 
-@pytest.fixture(scope="module", params=["puma560", "stanford", "scara"])
+@pytest.fixture(scope="module", params=dp.list_robots())
 def pair(request):
     model = dp.load_robot(request.param)
     return dp.get_backend("symbolic_numba", model), dp.get_backend("pinocchio", model)

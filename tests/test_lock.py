@@ -16,9 +16,10 @@ from urdf_factory import random_tree_urdf
 
 import dyn_plugin as dp
 from dyn_plugin.errors import InputError
+from dyn_plugin.locking import lock_joints
 from dyn_plugin.sampling import random_states
 from dyn_plugin.tools.cli import build_parser, main
-from dyn_plugin.tools.validation import pybullet_model
+from dyn_plugin.backends.pybullet_diagnostics import pybullet_model
 from dyn_plugin.urdf import urdf_text
 
 EXACT = 1e-12          # relative: the reduced model is the same arithmetic as pinocchio's, to round-off
@@ -138,7 +139,7 @@ def worst_against_pinocchio(full, locked, held, states=6, seed=0, backends=("new
 def test_panda_with_fingers_locked_is_pinocchios_reduced_arm(panda):
     full = load(panda)
     for held in ({name: 0.0 for name in FINGERS}, {"panda_finger_joint1": 0.013, "panda_finger_joint2": 0.037}):
-        locked = full.lock(list(held) if not any(held.values()) else held)
+        locked = lock_joints(full, list(held) if not any(held.values()) else held)
         assert locked.n == 7 and locked.joint_names == full.joint_names[:7]
         assert locked.total_mass() == pytest.approx(full.total_mass(), rel=1e-15)
         assert set(locked.frame_names) == set(full.frame_names)
@@ -149,7 +150,7 @@ def test_load_robot_lock_is_model_lock_and_no_mimic_warning(panda):
     with warnings.catch_warnings():
         warnings.simplefilter("error")               # both mimic joints locked: nothing to warn about
         locked = dp.load_robot(panda, lock={"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.01})
-    again = load(panda).lock({"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.01})
+    again = lock_joints(load(panda), {"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.01})
     for key in ("masses", "coms", "inertias", "joint_rotations", "joint_positions", "base_mass", "base_inertia"):
         np.testing.assert_array_equal(getattr(locked, key), getattr(again, key))
     with pytest.warns(dp.errors.URDFWarning, match="panda_finger_joint2"):
@@ -176,7 +177,7 @@ def test_random_trees_match_pinocchio(seed):
     rng = np.random.default_rng(100 + seed)
     full = tree(seed, joints=int(rng.integers(4, 9)))
     held = held_values(full, rng, int(rng.integers(1, full.n)))
-    locked = full.lock(held)
+    locked = lock_joints(full, held)
     oracle = Oracle(full, locked, held)
     assert locked.joint_names == tuple(oracle.model.names[1:])          # pinocchio's order, locked ones left out
     assert worst_against_pinocchio(full, locked, held, seed=seed) <= EXACT
@@ -188,8 +189,8 @@ def test_the_locked_urdf_reads_back_as_the_locked_model(seed):
     same bodies (to round-off: rpy written exactly, read back through sin/cos), same frames."""
     rng = np.random.default_rng(200 + seed)
     full = tree(seed + 10, joints=7)
-    locked = full.lock(held_values(full, rng, 3))
-    again = dp.load_urdf_string(locked.source_urdf)
+    locked = lock_joints(full, held_values(full, rng, 3))
+    again = dp.load_urdf_string(urdf_text(locked))
     assert again.joint_names == locked.joint_names and again.frame_names == locked.frame_names
     assert np.array_equal(again.parents, locked.parents)
     for key in ("masses", "coms", "inertias", "joint_rotations", "joint_positions"):
@@ -205,15 +206,15 @@ def test_the_locked_robot_is_named_as_such():
     from dyn_plugin.parallel import thesis
 
     stanford = dp.load_robot("stanford")
-    locked = stanford.lock({stanford.joint_names[5]: 0.25})
+    locked = lock_joints(stanford, {stanford.joint_names[5]: 0.25})
     assert locked.name == f"stanford (locked {stanford.joint_names[5]}=0.25)"
-    assert dp.load_urdf_string(locked.source_urdf).name == locked.name
+    assert dp.load_urdf_string(urdf_text(locked)).name == locked.name
     assert thesis.reference(stanford, "customised") is not None and thesis.reference(locked, "customised") is None
 
 
 def test_empty_lock_is_the_same_model():
     full = tree(1)
-    assert full.lock([]) is full and full.lock({}) is full
+    assert lock_joints(full, []) is full and lock_joints(full, {}) is full
 
 
 # -- (c) a floating base ------------------------------------------------------------------------
@@ -228,7 +229,7 @@ def test_floating_base_matches_pinocchio(seed):
     held.setdefault(on_base, 0.4)                           # a body merged into the floating base itself
     held[on_base] = float(np.clip(held[on_base], full.lower[full.joint_names.index(on_base)],
                                   full.upper[full.joint_names.index(on_base)]))
-    locked = full.lock(held)
+    locked = lock_joints(full, held)
     assert locked.floating_base and locked.nv == full.nv - len(held)
     assert locked.base_mass > full.base_mass
     assert worst_against_pinocchio(full, locked, held, seed=seed) <= EXACT
@@ -240,9 +241,9 @@ def test_locking_every_joint_is_refused():
     for model in (tree(30, joints=5, floating=True), tree(31, joints=3)):
         held = {name: float(np.clip(0.1, model.lower[i], model.upper[i])) for i, name in enumerate(model.joint_names)}
         with pytest.raises(InputError, match=r"locking every joint of robot 'random_tree' \(.*\) leaves no moving joint"):
-            model.lock(held)
+            lock_joints(model, held)
     with pytest.raises(InputError, match="locking every joint"):
-        load(PYBULLET_PANDA, mimic=True).lock([f"panda_joint{k}" for k in range(1, 8)] + ["panda_finger_joint1"])
+        lock_joints(load(PYBULLET_PANDA, mimic=True), [f"panda_joint{k}" for k in range(1, 8)] + ["panda_finger_joint1"])
 
 
 # -- (d) frames and Jacobians of locked links -------------------------------------------------------
@@ -264,7 +265,7 @@ def frame_errors(full, locked, held, frames, states=4):
 def test_frames_of_locked_panda_links(panda):
     full = load(panda)
     held = {"panda_finger_joint1": 0.021, "panda_finger_joint2": 0.034}
-    locked = full.lock(held)
+    locked = lock_joints(full, held)
     assert locked.frame("panda_leftfinger")[0] == locked.link_names.index("panda_link7")
     assert frame_errors(full, locked, held, ("panda_leftfinger", "panda_rightfinger", "panda_hand")) <= EXACT
 
@@ -274,7 +275,7 @@ def test_frames_of_locked_links_in_random_trees(seed):
     rng = np.random.default_rng(400 + seed)
     full = tree(seed + 40, joints=7)
     held = held_values(full, rng, 3)
-    locked = full.lock(held)
+    locked = lock_joints(full, held)
     moved = [f.name for f in full.frames if f.link in {full.link_names[full.joint_names.index(j)] for j in held}]
     assert moved
     assert frame_errors(full, locked, held, moved) <= EXACT
@@ -285,7 +286,7 @@ def test_one_joint_left_frames_and_dynamics():
     full = tree(45, joints=4, branched=False)
     held = {name: 0.0 if full.lower[i] <= 0.0 <= full.upper[i] else float(full.upper[i])
             for i, name in enumerate(full.joint_names[1:], start=1)}
-    locked = full.lock(held)
+    locked = lock_joints(full, held)
     assert locked.n == 1
     assert worst_against_pinocchio(full, locked, held) <= EXACT
     assert frame_errors(full, locked, held, [f.name for f in full.frames[-2:]]) <= EXACT
@@ -300,7 +301,7 @@ def test_pybullet_on_the_locked_model_agrees_with_pinocchio(which):
         locked = load(PYBULLET_PANDA, lock={"panda_finger_joint1": 0.01, "panda_finger_joint2": 0.03})
     else:
         full = tree(50, joints=6, floating=which == "floating")
-        locked = full.lock(held_values(full, np.random.default_rng(50), 2))
+        locked = lock_joints(full, held_values(full, np.random.default_rng(50), 2))
     pybullet = dp.get_backend("pybullet", locked)
     pinocchio = dp.get_backend("pinocchio", pybullet_model(locked) or locked)
     s = random_states(locked, 5, seed=2)
@@ -332,7 +333,7 @@ def test_a_link_without_inertial_locked_onto_the_base_moves_only_with_a_floating
     only when the base floats (RobotModel.pybullet_alterations)."""
     model = dp.load_urdf_string(LINK_WITHOUT_INERTIAL)
     assert model.links_without_inertial == ("hub",) and model.pybullet_alterations()
-    locked = model.lock({"turn": 0.5})
+    locked = lock_joints(model, {"turn": 0.5})
     assert (locked.links_without_inertial, locked.base_links_without_inertial) == ((), ("base", "hub"))
     assert not locked.pybullet_alterations() and locked.with_floating_base().pybullet_alterations()
 
@@ -342,22 +343,22 @@ def test_a_link_without_inertial_locked_onto_the_base_moves_only_with_a_floating
 
 def test_locking_a_mimic_leader_locks_its_follower():
     held = {"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.02}       # the Panda's multiplier 1, offset 0
-    by_leader = load(PYBULLET_PANDA, mimic=True).lock({"panda_finger_joint1": 0.02})
-    independent = load(PYBULLET_PANDA).lock(held)
+    by_leader = lock_joints(load(PYBULLET_PANDA, mimic=True), {"panda_finger_joint1": 0.02})
+    independent = lock_joints(load(PYBULLET_PANDA), held)
     assert by_leader.n == 7 and not by_leader.mimic
     for key in ("masses", "coms", "inertias", "joint_rotations", "joint_positions"):
         np.testing.assert_array_equal(getattr(by_leader, key), getattr(independent, key))
-    assert "<mimic" not in by_leader.source_urdf
-    both = load(PYBULLET_PANDA, mimic=True).lock(list(FINGERS))          # the follower at the leader's value
-    np.testing.assert_array_equal(both.coms, load(PYBULLET_PANDA).lock(list(FINGERS)).coms)
+    assert "<mimic" not in urdf_text(by_leader)
+    both = lock_joints(load(PYBULLET_PANDA, mimic=True), list(FINGERS))          # the follower at the leader's value
+    np.testing.assert_array_equal(both.coms, lock_joints(load(PYBULLET_PANDA), list(FINGERS)).coms)
 
 
 def test_a_mimic_follower_is_not_locked_alone_nor_elsewhere():
     model = load(PYBULLET_PANDA, mimic=True)
     with pytest.raises(InputError, match="'panda_finger_joint2' of robot 'panda' follows joint 'panda_finger_joint1'"):
-        model.lock(["panda_finger_joint2"])
+        lock_joints(model, ["panda_finger_joint2"])
     with pytest.raises(InputError, match="holds it at 0.02, not 0.01"):
-        model.lock({"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.01})
+        lock_joints(model, {"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.01})
 
 
 # -- refusals ---------------------------------------------------------------------------------------
@@ -366,21 +367,21 @@ def test_a_mimic_follower_is_not_locked_alone_nor_elsewhere():
 def test_refusals_name_the_joint_and_what_is_valid():
     model = load(PYBULLET_PANDA)
     with pytest.raises(InputError, match="no joint 'wrist' to lock; its joints are: 'panda_joint1',"):
-        model.lock(["wrist"])
+        lock_joints(model, ["wrist"])
     for value in (np.nan, np.inf):
         with pytest.raises(InputError, match="joint 'panda_joint2' must be finite"):
-            model.lock({"panda_joint2": value})
+            lock_joints(model, {"panda_joint2": value})
     with pytest.raises(InputError, match=r"0.05 m of joint 'panda_finger_joint1' is outside its limits \[0.0, 0.04\] m"):
-        model.lock({"panda_finger_joint1": 0.05})
+        lock_joints(model, {"panda_finger_joint1": 0.05})
     with pytest.raises(InputError, match=r"0.5 rad of joint 'panda_joint4' is outside its limits \[-3.1416, 0.0\] rad"):
-        model.lock({"panda_joint4": 0.5})
+        lock_joints(model, {"panda_joint4": 0.5})
     with pytest.raises(InputError, match="must be a number"):
-        model.lock({"panda_joint2": "0.1"})
+        lock_joints(model, {"panda_joint2": "0.1"})
     with pytest.raises(InputError, match="list of joint names or a dict"):
-        model.lock(3)
+        lock_joints(model, 3)
     continuous = tree(60)
     name = next(n for n, c in zip(continuous.joint_names, continuous.continuous) if c)
-    assert continuous.lock({name: 12.0}).n == continuous.n - 1       # no limits: any finite angle
+    assert lock_joints(continuous, {name: 12.0}).n == continuous.n - 1       # no limits: any finite angle
 
 
 # -- the command line ------------------------------------------------------------------------------
@@ -399,7 +400,7 @@ def test_every_verb_that_takes_a_robot_takes_lock(verb):
 
 
 def test_bench_and_suites_load_their_robots_locked(tmp_path):
-    from dyn_plugin.tools import validation
+    from dyn_plugin.tools import validate
     from dyn_plugin.tools.bench.runner import resolve
 
     model, _ = resolve(["puma560"], ops=["ID"], sizes=[1], lock={"joint6": 0.1})["models"]["puma560 (locked joint6=0.1)"]
@@ -407,11 +408,11 @@ def test_bench_and_suites_load_their_robots_locked(tmp_path):
     suite = tmp_path / "locked.toml"
     suite.write_text('robots = ["puma560"]\nbackends = ["newton_euler"]\nreferences = ["pinocchio"]\n'
                      'quantities = ["tau"]\nlock = { joint5 = -0.2 }\n')
-    assert validation.load_suite(str(suite)).model("puma560").joint_names == ("joint1", "joint2", "joint3", "joint4",
+    assert validate.load_suite(str(suite)).model("puma560").joint_names == ("joint1", "joint2", "joint3", "joint4",
                                                                                "joint6")
     suite.write_text(suite.read_text().replace("lock = { joint5 = -0.2 }", 'lock = "joint5"'))
     with pytest.raises(dp.errors.DynPluginError, match="lock must be a table"):
-        validation.load_suite(str(suite))
+        validate.load_suite(str(suite))
 
 
 def exit_code(argv):

@@ -1,4 +1,4 @@
-"""Monte-Carlo friction study: dyn_plugin.friction.monte_carlo.
+"""Monte-Carlo friction study: dyn_plugin.studies.friction_monte_carlo.
 
 Small K and a short trajectory keep the file fast; the 2-process dask cluster is started
 once for the module.
@@ -13,10 +13,11 @@ import pytest
 
 import dyn_plugin as dp
 from dyn_plugin.errors import InputError, ModelError
-from dyn_plugin.friction.monte_carlo import (DEFAULT_UNCERTAINTY, PARAMETERS, Spec, Uncertainty, friction_envelope,
-                                             plot_envelope, read_uncertainty, sample_friction)
+from dyn_plugin.studies.friction_monte_carlo import (DEFAULT_UNCERTAINTY, PARAMETERS, Spec, Uncertainty,
+                                                     friction_envelope, plot_envelope, read_uncertainty,
+                                                     sample_friction)
 from dyn_plugin.friction.parameters import friction_file, load_friction
-from dyn_plugin.friction.study import reference_trajectory
+from dyn_plugin.studies.friction_study import reference_trajectory
 
 K = 64
 
@@ -107,7 +108,7 @@ def test_serial_and_two_dask_workers_give_identical_results(puma, trajectory, da
     client = dask_client
 
     def cached():  # backends in each worker's cache (the session's cluster may hold earlier studies')
-        return client.run(lambda: len(__import__("dyn_plugin.friction.monte_carlo", fromlist=["_"])._WORKER_CACHE))
+        return client.run(lambda: len(__import__("dyn_plugin.studies.friction_monte_carlo", fromlist=["_"])._WORKER_CACHE))
 
     before = cached()
     parallel = friction_envelope(puma, client=client, **kwargs)
@@ -281,6 +282,6 @@ def test_plot_and_json(puma, trajectory, tmp_path):
 
 
 def test_importing_dyn_plugin_does_not_import_dask():
-    code = ("import sys, dyn_plugin, dyn_plugin.friction.monte_carlo; "
+    code = ("import sys, dyn_plugin, dyn_plugin.studies.friction_monte_carlo; "
             "assert not {'dask', 'distributed'} & set(sys.modules), 'dask imported'")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -20,11 +20,11 @@ from urdf_factory import random_tree_urdf
 
 
 def _models():
-    return [dp.load_robot(name) for name in ("puma560", "stanford", "scara")] + \
+    return [dp.load_robot(name) for name in dp.list_robots()] + \
         [dp.load_urdf_string(random_tree_urdf(np.random.default_rng(seed), 6)) for seed in (1, 2)]
 
 
-@pytest.fixture(scope="module", params=range(5))
+@pytest.fixture(scope="module", params=range(len(dp.list_robots()) + 2))   # the bundled robots, then two trees
 def model(request):
     return _models()[request.param]
 

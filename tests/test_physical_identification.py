@@ -12,7 +12,7 @@ import dyn_plugin as dp
 from dyn_plugin.errors import InputError, ModelError, NumericalError
 from dyn_plugin.identification import physical, simulate_measurements
 from dyn_plugin.identification.physical import is_consistent, pseudo_inertia
-from dyn_plugin.identification.regressor import joint_torque_regressor
+from dyn_plugin.algorithms.regressor import joint_torque_regressor
 
 DATA = Path(__file__).parent / "data"
 

@@ -15,7 +15,7 @@ import time
 import pytest
 
 import dyn_plugin as dp
-from dyn_plugin.backends import symbolic_backend
+from dyn_plugin.symbolic import code_cache
 from dyn_plugin.tools import activity as act
 from urdf_factory import random_tree_urdf, write_urdf
 
@@ -113,7 +113,7 @@ def test_a_library_call_is_quiet_and_says_its_steps_to_logging(tmp_path, monkeyp
     monkeypatch.setenv("DYN_PLUGIN_CACHE", str(tmp_path))
     model = dp.load_robot("scara")
     with caplog.at_level(logging.INFO, logger="dyn_plugin"):
-        module, path, hit = symbolic_backend.load_generated(model, "python")
+        module, path, hit = code_cache.load_generated(model, "python")
     assert not hit and path.parent == tmp_path
     captured = capsys.readouterr()
     assert captured.out == captured.err == ""

@@ -60,7 +60,7 @@ def test_reference_on_a_random_tree_with_a_turned_inertial_frame(tmp_path):
     held against pinocchio on the inertias pybullet simulates (it diagonalises them)."""
     from urdf_factory import random_tree_urdf
 
-    from dyn_plugin.tools.validation import pybullet_model
+    from dyn_plugin.backends.pybullet_diagnostics import pybullet_model
 
     path = tmp_path / "tree.urdf"
     path.write_text(random_tree_urdf(np.random.default_rng(3), 7))

@@ -1,4 +1,4 @@
-"""The validation's reference floor (dyn_plugin/tools/validation.py): where pybullet itself
+"""The validation's reference floor (dyn_plugin/tools/validate/): where pybullet itself
 disagrees with pinocchio, a backend is judged against that disagreement, never blamed for it,
 and never excused for an error of its own.
 
@@ -23,7 +23,8 @@ from dyn_plugin.backends.friction_backend import NewtonEulerFrictionBackend
 from dyn_plugin.backends.ours import NewtonEulerBackend
 from dyn_plugin.backends.registry import get_backend, register_backend, unregister_backend
 from dyn_plugin.sampling import random_states
-from dyn_plugin.tools import validation
+from dyn_plugin.backends import pybullet_diagnostics
+from dyn_plugin.tools import validate
 from dyn_plugin.tools.cli import main
 from dyn_plugin.tools.reporting import markdown_report
 
@@ -53,7 +54,7 @@ def _urdf(tmp_path, inertia=FULL_INERTIA):
 
 
 def _suite(robot, backends, references=("pinocchio", "pybullet"), quantities=("tau", "M", "gravity", "qdd", "step", "traj_zero")):
-    return validation.Suite(robots=[robot], backends=list(backends), references=list(references),
+    return validate.Suite(robots=[robot], backends=list(backends), references=list(references),
                             quantities=list(quantities), samples=40, rtol=RTOL)
 
 
@@ -67,7 +68,7 @@ def test_the_replica_of_bullets_diagonalisation_is_what_pybullet_loads(tmp_path)
     pybullet = get_backend("pybullet", model)
     info = pybullet._p.getDynamicsInfo(pybullet.body, pybullet.joint_indices[1], physicsClientId=pybullet.client)
     inertia = np.array([[0.037, -0.0031, 0.0023], [-0.0031, 0.032, -0.0011], [0.0023, -0.0011, 0.034]])
-    rotation, moments = validation.bullet_diagonalize(inertia)
+    rotation, moments = pybullet_diagnostics.bullet_diagonalize(inertia)
     np.testing.assert_allclose(moments, info[2], rtol=1e-15, atol=0)
     rpy = np.array([0.1, 0.2, 0.3])   # the <inertial> frame, then Bullet's principal axes
     frame = np.array(pybullet._p.getMatrixFromQuaternion(pybullet._p.getQuaternionFromEuler(rpy))).reshape(3, 3)
@@ -75,20 +76,20 @@ def test_the_replica_of_bullets_diagonalisation_is_what_pybullet_loads(tmp_path)
                                frame @ rotation, rtol=0, atol=1e-14)
     # what it leaves off the diagonal is far above round-off, and is what pybullet drops
     assert np.abs(rotation @ np.diag(moments) @ rotation.T - inertia).max() > 1e-13
-    assert list(validation.pybullet_dropped_inertia(model)) == ["fore"]
+    assert list(pybullet_diagnostics.pybullet_dropped_inertia(model)) == ["fore"]
     # the diagnosis is complete: pinocchio on the inertias pybullet simulates is pybullet
     states = random_states(model, 20, seed=1)
-    pinocchio = get_backend("pinocchio", validation.pybullet_model(model))
+    pinocchio = get_backend("pinocchio", pybullet_diagnostics.pybullet_model(model))
     for quantity in ("tau", "M", "qdd"):
-        compute = validation.QUANTITIES[quantity][0]
-        assert validation.relative_errors(compute(pinocchio, states), compute(pybullet, states)).max() <= RTOL
+        compute = validate.QUANTITIES[quantity][0]
+        assert validate.relative_errors(compute(pinocchio, states), compute(pybullet, states)).max() <= RTOL
     # ixy alone: one Jacobi rotation, exact; nothing to name
-    assert validation.pybullet_dropped_inertia(dp.load_robot(_urdf(
+    assert pybullet_diagnostics.pybullet_dropped_inertia(dp.load_robot(_urdf(
         tmp_path, 'ixx="0.01" ixy="0.003" ixz="0" iyy="0.02" iyz="0" izz="0.025"'))) == {}
 
 
 def test_a_floor_is_reported_and_our_backend_judged_against_it(tmp_path):
-    report = validation.run(_suite(_urdf(tmp_path), ["newton_euler"]))
+    report = validate.run(_suite(_urdf(tmp_path), ["newton_euler"]))
     qdd = _find(report, "newton_euler", "pybullet", "qdd")
     # the case is real: pybullet misses pinocchio (and us) beyond the tolerance
     assert qdd.floor > 10 * RTOL and qdd.max_rel > RTOL
@@ -162,7 +163,7 @@ def registered():
 
 def test_the_floor_does_not_hide_an_error_against_pinocchio(tmp_path, registered):
     registered(_OffByMicro)
-    report = validation.run(_suite(_urdf(tmp_path), ["newton_euler", "off_by_micro"]))
+    report = validate.run(_suite(_urdf(tmp_path), ["newton_euler", "off_by_micro"]))
     assert not report.passed
     assert {(c.backend, c.reference, c.quantity) for c in report.failures()} == {
         ("off_by_micro", "pinocchio", "tau"), ("off_by_micro", "pybullet", "tau")}
@@ -172,7 +173,7 @@ def test_the_floor_does_not_hide_an_error_against_pinocchio(tmp_path, registered
 
 def test_an_error_within_the_floor_fails_even_without_pinocchio_among_the_references(tmp_path, registered):
     registered(_Halfway)
-    report = validation.run(_suite(_urdf(tmp_path), ["newton_euler", "halfway"], references=["pybullet"],
+    report = validate.run(_suite(_urdf(tmp_path), ["newton_euler", "halfway"], references=["pybullet"],
                                    quantities=["qdd"]))
     halfway, ours = _find(report, "halfway", "pybullet", "qdd"), _find(report, "newton_euler", "pybullet", "qdd")
     assert halfway.floor_applies and RTOL < halfway.max_rel <= RTOL + halfway.floor   # pybullet alone would pass it
@@ -207,7 +208,7 @@ def test_the_friction_floor_does_not_absorb_an_error_of_our_friction_law(tmp_pat
     """A friction backend's floor is what pybullet's rigid body changes in its experiment,
     with our friction law on both sides: a wrong law shows in full against pybullet."""
     registered(_SlipperyFriction)
-    report = validation.run(_suite(_urdf(tmp_path), ["newton_euler_friction", "slippery_friction"],
+    report = validate.run(_suite(_urdf(tmp_path), ["newton_euler_friction", "slippery_friction"],
                                    quantities=["step"]))
     good, wrong = (_find(report, name, "pybullet", "step") for name in ("newton_euler_friction", "slippery_friction"))
     assert good.floor_applies and good.max_rel > RTOL and good.passed

@@ -53,18 +53,6 @@ def test_lists_of_backends_come_from_what_each_declares():
         registry.backends(can=("flying",))
 
 
-@pytest.mark.parametrize("old, kind, can, cannot", [
-    ("OURS", "ours", (), ("friction",)),
-    ("WITH_FRICTION", None, ("friction",), ()),
-    ("GENERATED", "generated", (), ()),
-    ("REFERENCES", "reference", (), ()),
-])
-def test_the_hand_kept_tuples_are_deprecated_and_derived(old, kind, can, cannot):
-    with pytest.warns(DeprecationWarning, match=f"registry.{old} is deprecated"):
-        value = getattr(registry, old)
-    assert value == tuple(registry.backends(kind, can=can, cannot=cannot))
-
-
 class Doubled(dp.Backend):
     """A toy backend: Newton-Euler with every torque doubled."""
 
@@ -123,7 +111,7 @@ def test_a_registered_backend_joins_the_suites_by_its_declaration():
     """CONTRIBUTING's backend recipe: registering a backend is all it takes for the default
     validation suite (and every registry-derived list) to include it."""
     from dyn_plugin.backends.ours import NewtonEulerBackend
-    from dyn_plugin.tools.validation import load_suite
+    from dyn_plugin.tools.validate import load_suite
 
     class Toy(NewtonEulerBackend):
         name = "toy_newton_euler"

@@ -9,7 +9,7 @@ import dyn_plugin as dp
 from dyn_plugin.errors import InputError, ModelError
 from dyn_plugin.identification import base_parameters, joint_torque_regressor
 from dyn_plugin.identification.base import pivoted_qr, random_states
-from dyn_plugin.identification.regressor import parameter_names
+from dyn_plugin.algorithms.regressor import parameter_names
 
 from urdf_factory import random_tree_urdf
 
@@ -39,7 +39,7 @@ def _check(model, states=4, seed=0):
     assert single.shape == (model.n, 10 * model.n) and np.array_equal(single, Y[0])
 
 
-@pytest.mark.parametrize("robot", ["puma560", "scara", "stanford"])
+@pytest.mark.parametrize("robot", dp.list_robots())
 def test_bundled_robots_match_pinocchio(robot):
     _check(dp.load_robot(robot))
 

@@ -4,19 +4,19 @@ import matplotlib
 import numpy as np
 import pytest
 
-from dyn_plugin.tools import validation
+from dyn_plugin.tools import validate
 from dyn_plugin.tools.reporting import histogram_figure, markdown_report, plot_report, trajectory_figure
 
 matplotlib.use("Agg")
 
 
 def test_report_and_plots(tmp_path):
-    suite = validation.load_suite("quick")
+    suite = validate.load_suite("quick")
     suite.robots, suite.samples = ["scara"], 5
     suite.references = ["pinocchio", "pybullet"]
     suite.quantities = ["tau", "qdd", "step", "traj_zero"]
     suite.duration = 0.05
-    report = validation.run(suite)
+    report = validate.run(suite)
     assert report.passed
     text = markdown_report(report)
     assert "## Against pinocchio" in text and "## Against pybullet" in text
@@ -34,11 +34,11 @@ def every_backend():
     """The default suite's 6 backends (2 with friction) against both references: 12 pairs,
     more than matplotlib's 10-colour cycle; the friction backends have no τ against
     pinocchio (checked by stepping), so the τ panel shows only 8 of the 12 pairs."""
-    default = validation.load_suite("default")
-    suite = validation.load_suite("quick")
+    default = validate.load_suite("default")
+    suite = validate.load_suite("quick")
     suite.robots, suite.samples, suite.quantities = ["scara"], 2, ["tau", "M", "traj_zero"]
     suite.backends, suite.references, suite.duration = default.backends, ["pinocchio", "pybullet"], 0.05
-    report = validation.run(suite)
+    report = validate.run(suite)
     assert len({(c.backend, c.reference) for c in report.comparisons}) == 2 * len(default.backends) > 10
     return report
 

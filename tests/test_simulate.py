@@ -8,7 +8,7 @@ import pytest
 
 import dyn_plugin as dp
 from dyn_plugin.sampling import random_states
-from dyn_plugin.tools.validation import compare_trajectories
+from dyn_plugin.tools.validate import compare_trajectories
 
 PENDULUM = """<robot name="pendulum"><link name="base"/>
 <link name="bob"><inertial><origin xyz="0 0 -{l}"/><mass value="{m}"/>

@@ -28,8 +28,8 @@ import pytest
 
 import dyn_plugin as dp
 from conftest import rel_err
-from dyn_plugin.backends import symbolic_backend as sb
 from dyn_plugin.backends.symbolic_backend import SymbolicBackend, SymbolicNumbaBackend
+from dyn_plugin.symbolic import code_cache
 from dyn_plugin.sampling import random_states
 from dyn_plugin.symbolic import codegen
 
@@ -212,7 +212,7 @@ def _resign(text: str) -> str:
     """The file with its digest line recomputed (a consistent but wrong file)."""
     first, rest = text.split("\n", 1)
     key = re.search(r"key ([0-9a-f]{64})", first).group(1)
-    return sb._sign(rest, key)
+    return code_cache.sign(rest, key)
 
 
 def test_cache_file_carries_the_digest_of_its_bytes(cache):

@@ -375,7 +375,7 @@ def test_compact():
 def test_format_equations_puma_fast():
     """The CLI's `dyn-plugin equations puma560`: numeric 6-DoF, well under 2 minutes."""
     start = time.perf_counter()
-    text = format_equations("puma560")
+    text = format_equations(dp.load_robot("puma560"))
     assert time.perf_counter() - start < 60
     for piece in ("M[1,1] =", "M[6,6] =", "B[1,1] =", "G[2] =", "C23 = cos(q2 + q3)", "qd1*qd2"):
         assert piece in text

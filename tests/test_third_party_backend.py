@@ -21,8 +21,8 @@ import pytest
 
 import dyn_plugin as dp
 from dyn_plugin.errors import BackendError, ModelError
-from dyn_plugin.tools import validation
-from dyn_plugin.tools.plan import DERIVATIVES, QUANTITIES, WHY
+from dyn_plugin.tools import validate
+from dyn_plugin.tools.validate.plan import DERIVATIVES, QUANTITIES, WHY
 from dyn_plugin.tools.reporting import markdown_report
 
 NAME = "third_party_minimal"
@@ -94,12 +94,12 @@ def registered(package, monkeypatch):
 
 
 def small_suite(backends, robots=("puma560", "stanford")):
-    return validation.Suite(robots=list(robots), backends=list(backends), references=["pinocchio", "pybullet"],
+    return validate.Suite(robots=list(robots), backends=list(backends), references=["pinocchio", "pybullet"],
                             quantities=[*QUANTITIES, *DERIVATIVES], samples=10, name="third party")
 
 
 def test_registered_backend_is_compared_and_its_derivatives_skipped(registered):
-    report = validation.run(small_suite([NAME, "newton_euler"]))
+    report = validate.run(small_suite([NAME, "newton_euler"]))
     assert report.passed
     ours = [c for c in report.comparisons if c.backend == NAME]
     assert {(c.robot, c.reference, c.quantity) for c in ours} == {
@@ -130,9 +130,9 @@ def test_a_model_the_factory_refuses_is_skipped_and_a_factory_bug_named(register
     dp.register_backend("picky", picky)
     dp.register_backend("broken", broken)
     try:
-        report = validation.run(small_suite(["picky"]))
+        report = validate.run(small_suite(["picky"]))
         with pytest.raises(BackendError, match="backend 'broken' failed to build for robot 'puma560': TypeError"):
-            validation.run(small_suite(["broken"]))
+            validate.run(small_suite(["broken"]))
     finally:
         dp.unregister_backend("picky")
         dp.unregister_backend("broken")

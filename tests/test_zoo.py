@@ -12,7 +12,7 @@ import pybullet_data
 import pytest
 
 import dyn_plugin as dp
-from dyn_plugin.tools import validation, zoo
+from dyn_plugin.tools import validate, zoo
 from dyn_plugin.tools.cli import main
 
 DATA = Path(pybullet_data.getDataPath())
@@ -22,7 +22,7 @@ KUKA, PLANE, SPHERICAL = (str(DATA / name) for name in ("kuka_iiwa/model.urdf", 
 
 @pytest.fixture(scope="module")
 def suite():
-    return validation.load_suite("zoo")
+    return validate.load_suite("zoo")
 
 
 def entry(path):
@@ -67,7 +67,7 @@ def test_tolerance_is_real(suite):
     import dataclasses
 
     result = zoo.validate_entry(entry(KUKA), dataclasses.replace(suite, rtol=1e-300))
-    assert result.status == "FAIL" and result.line.split()[1] in validation.QUANTITIES and not result.ok
+    assert result.status == "FAIL" and result.line.split()[1] in validate.QUANTITIES and not result.ok
 
 
 def test_non_physical_inertia_refused_and_pinocchio_verdicts(suite):

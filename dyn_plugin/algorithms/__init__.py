@@ -4,4 +4,5 @@
 * :mod:`.composite_rigid_body` - the joint-space inertia matrix in O(n²) (Featherstone Table 6.2).
 * :mod:`.articulated_body` - forward dynamics in O(n) (Featherstone Table 7.1).
 * :mod:`.lagrange_euler` - Uicker/Fu 4x4-matrix Lagrange-Euler (Fu §3.2), O(n⁴).
+* :mod:`.regressor` - the inertial-parameter regressor τ = Y θ, on Newton-Euler's forward pass.
 """

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kinematics import REVOLUTE, forward_kinematics, skew
-from ..terms import Terms, resolve, selected
+from ..terms import Terms, as_terms, selected
 
 CHUNK = 256  # states per block, so that U_ijk (N·n³·16 numbers) stays small
 
@@ -98,12 +98,6 @@ def _inertia(U, J) -> np.ndarray:
     return np.einsum("njkab,jbc,njiac->nik", U, J, U)
 
 
-def _with_deprecated_gravity(model, gravity):
-    """``model``, or ``model.with_gravity(gravity)`` with a DeprecationWarning when a gravity
-    vector is passed the old way (gravity lives in the model)."""
-    return model if gravity is None else resolve(model, gravity)[0]
-
-
 def _gravity(model, U) -> np.ndarray:
     """c_i = −Σ_j m_j g U_ji ʲr̄_j  (3.2-34), g the model's physical gravity."""
     g = np.append(model.gravity, 0.0)
@@ -116,19 +110,17 @@ def inertia_matrix(model, q) -> np.ndarray:
     return _inertia(u_matrices(model, *_poses_and_operators(model, q)), pseudo_inertias(model))
 
 
-def gravity_vector(model, q, gravity=None) -> np.ndarray:
+def gravity_vector(model, q) -> np.ndarray:
     """c(q), (N, n)  (3.2-34)."""
-    model = _with_deprecated_gravity(model, gravity)
     return _gravity(model, u_matrices(model, *_poses_and_operators(model, q)))
 
 
-def dynamics_terms(model, q, gravity=None):
+def dynamics_terms(model, q):
     """D (N, n, n), h_ikm (N, n, n, n) and c (N, n), the poses and U computed once.
 
     h_ikm = Σ_j Tr(U_jkm J_j U_jiᵀ) (3.2-33) are the Christoffel symbols of the first kind
     of D: h_ikm = ½(∂D_ik/∂q_m + ∂D_im/∂q_k − ∂D_km/∂q_i); h_ikm = h_imk and h_iii = 0.
     """
-    model = _with_deprecated_gravity(model, gravity)
     N, n = q.shape
     D, h, c = np.empty((N, n, n)), np.empty((N, n, n, n)), np.empty((N, n))
     J = pseudo_inertias(model)
@@ -159,14 +151,14 @@ def coriolis_matrix(model, q, qd) -> np.ndarray:
 
 def inverse_dynamics(model, q, qd, qdd, terms=Terms.ALL) -> np.ndarray:
     """τ = D q̈ + h + c  (3.2-26), (N, n), with the parts ``terms`` selects."""
-    model, terms = resolve(model, terms)
+    terms = as_terms(terms)
     D, h, c = dynamics_terms(model, q)
     qd, qdd, _ = selected(model, terms, qd, qdd)
     return (np.einsum("nik,nk->ni", D, qdd) + np.einsum("nikm,nk,nm->ni", h, qd, qd)
             + (c if terms & Terms.GRAVITY else 0.0))
 
 
-def configuration_space(model, q, gravity=None):
+def configuration_space(model, q):
     """ROBMAT's configuration-space matrices (Horn & Linge, "ROBMAT: a symbolic package
     for robot dynamics", §4.2).
 
@@ -174,7 +166,6 @@ def configuration_space(model, q, gravity=None):
     M (N, n, n) = D;  B (N, n, n(n−1)/2), column (j, k), j < k ordered (1,2), (1,3), ...,
     (2,3), ...: B_i,(jk) = h_ijk;  C (N, n, n): C_ij = h_ijj;  G (N, n) = c.
     """
-    model = _with_deprecated_gravity(model, gravity)
     D, h, G = dynamics_terms(model, q)
     pairs = [(j, k) for j in range(model.n) for k in range(j + 1, model.n)]
     B = np.stack([h[:, :, j, k] for j, k in pairs], axis=-1) if pairs else np.zeros(q.shape + (0,))

@@ -237,17 +237,15 @@ class Backend:
 
     def _require_derivatives(self) -> None:
         if not self.can("derivatives"):
-            from .registry import backends
-
-            raise BackendError(f"backend {self.name!r} has no analytic derivatives; use one that declares them: "
-                               f"{', '.join(backends(can=('derivatives',)))}")
+            raise BackendError(f"backend {self.name!r} has no analytic derivatives; use one that declares them "
+                               "(dyn_plugin.backends.registry.backends(can=('derivatives',)) lists them)")
 
     def regressor(self, q, qd, qdd):
         """The inertial-parameter regressor Y (n, 10 n) or (N, n, 10 n): τ = Y θ (rigid body,
         this backend's gravity; no friction or armature) with θ =
         ``model.inertial_parameters(flat=True)``, pinocchio's ``computeJointTorqueRegressor``
-        (:mod:`dyn_plugin.identification.regressor`).  Fixed-base models without mimic joints."""
-        from ..identification.regressor import joint_torque_regressor
+        (:mod:`dyn_plugin.algorithms.regressor`).  Fixed-base models without mimic joints."""
+        from ..algorithms.regressor import joint_torque_regressor
 
         self.model.require_fixed_joint_space("the regressor")
 

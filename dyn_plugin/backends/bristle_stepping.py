@@ -6,8 +6,8 @@ input side, where the lumped velocity friction b(q̇) acts (:mod:`dyn_plugin.fri
 
     J(q) q̈ = τ − (everything but F, as for any friction model) − F(z, q̇),   ż = q̇ − |q̇| z / z_ss(q̇)
 
-(J = M + armature; with bearing or efficiency friction ∂τ_in/∂q̈ at the state, as the
-friction backend's ``_solve_smooth`` returns it).
+(J = M + armature; with bearing or efficiency friction ∂τ_in/∂q̈ at the state, as
+:func:`.friction_forward.solve_smooth` returns it).
 
 * :func:`rates` — (q̈, ż) at one state: the ODE, for RK4 and any external integrator.
   The bristles are stiff (σ0 ~ 1e3–1e5 N·m/rad on a joint of inertia ~0.1–10 kg·m²: a
@@ -36,6 +36,7 @@ import numpy as np
 
 from ..errors import DynPluginError
 from ..friction import bristles
+from . import friction_forward
 
 NEWTON_STEPS = 50
 HALVINGS = 40
@@ -49,14 +50,14 @@ def rates(backend, q, qd, z, tau) -> tuple:
     law = backend.friction.dynamic
     with np.errstate(over="ignore", invalid="ignore"):     # overflow: the caller's check_finite names it
         friction = bristles.force(z, qd, law)
-        qdd, _ = backend._solve_smooth(q, qd, tau - friction, need_jacobian=False)
+        qdd, _ = friction_forward.solve_smooth(backend, q, qd, tau - friction, need_jacobian=False)
         return qdd, bristles.bristle_rate(z, qd, law)
 
 
 def implicit_step(backend, q, qd, z, tau, dt: float) -> tuple:
     """(q̇⁺, z⁺) (N, n) each after one step ``dt`` (s) from (q, q̇, z) under τ (see the module)."""
     law = backend.friction.dynamic
-    qdd_free, J = backend._solve_smooth(q, qd, tau)
+    qdd_free, J = friction_forward.solve_smooth(backend, q, qd, tau)
     free = qd + dt * qdd_free
     v = qd.copy()
     residual, slope = _residual(J, free, v, z, dt, law)

@@ -50,9 +50,10 @@ the stiction torque of maximum dissipation (:mod:`dyn_plugin.friction.stiction`)
 at rest while the torque it needs is within its static level (Coulomb/static level plus
 the transmission breakaway τ_B), and starts against that level otherwise.  Load-dependent
 friction (bearings, efficiency) acts on sliding joints; the equation it makes implicit in
-q̈ is solved by Newton's method.  :meth:`FrictionBackend.velocity_step` is the time step
-:func:`~dyn_plugin.simulate` uses: a velocity-level friction impulse, as pybullet's
-velocity motors apply it, so sliding joints stop exactly instead of chattering.
+q̈ is solved by Newton's method (both in :mod:`.friction_forward`).
+:meth:`FrictionBackend.velocity_step` is the time step :func:`~dyn_plugin.simulate` uses: a
+velocity-level friction impulse, as pybullet's velocity motors apply it, so sliding joints
+stop exactly instead of chattering.
 
 One state without load-dependent friction takes a short path: one compiled call that
 composes the rigid backend's one-state kernel with the velocity-friction law
@@ -83,10 +84,9 @@ from ..external import Load
 from ..friction import bristles, law
 from ..friction.law import direction
 from ..friction.parameters import FrictionModel, resolve_friction
-from ..friction.stiction import solve_box_qp, sticking
 from ..kinematics import rotation_from_z
 from ..arrays import contiguous
-from . import bristle_stepping
+from . import bristle_stepping, friction_forward, friction_jacobians
 from .base import Backend, batch_args, check_finite
 from .registry import backend_class, backends, declared, get_backend, takes_armature
 
@@ -427,58 +427,17 @@ class FrictionBackend(Backend):
         transmission = self.friction.transmission
         return 0.0 if transmission is None else transmission.breakaway
 
-    # -- derivatives: the chain rule through _breakdown (dyn_plugin.friction.derivatives) ----
+    # -- derivatives: the chain rule through _breakdown (dyn_plugin/backends/friction_jacobians.py)
 
     def _batch_inverse_dynamics_derivatives(self, q, qd, qdd):
         return self._batch_inverse_dynamics_jacobians(q, qd, qdd)[:2]
 
     def _batch_inverse_dynamics_jacobians(self, q, qd, qdd):
-        """(∂τ_in/∂q, ∂τ_in/∂q̇, ∂τ_in/∂q̈) of Dhanaraj's input torque (:meth:`_breakdown`)::
-
-            τ_out = τ_rigid + a q̈ + d |τ_f|(f, n),   τ_in = T(τ_out, d) + d τ_B + b(q̇)
-
-        with the joint wrenches' derivatives from the compiled recursion
-        (:mod:`dyn_plugin.compiled.derivatives`) and the laws' from
-        :mod:`dyn_plugin.friction.derivatives`, which refuse (InputError, naming the joint)
-        a state where a law has no derivative: sharp dry friction at q̇ = 0, a kink."""
-        from ..friction import derivatives as law_derivatives
-
+        """(∂τ_in/∂q, ∂τ_in/∂q̇, ∂τ_in/∂q̈) of :meth:`_breakdown`'s input torque, (N, n, n) each
+        (the chain rule: dyn_plugin/backends/friction_jacobians.py)."""
         self.rigid._require_derivatives()
-        friction, names = self.friction, self.model.joint_names
-        d = direction(qd, friction.smoothing)
-        dq, dv = _rigid(self.rigid, "inverse_dynamics_derivatives", q, qd, qdd)
-        jacobians = [dq, dv, self._batch_mass_matrix(q)]                    # of τ_out, so far
-        slope = np.zeros_like(qd)                   # ∂τ_out/∂d · ∂d/∂q̇: the diagonal of ∂/∂q̇ through d
-        magnitude = 0.0                             # |τ_f| of the bearings
-        if friction.bearing is not None or friction.transmission is not None:
-            rate = law_derivatives.direction_derivative(qd, friction.smoothing, joints=names)     # ∂d/∂q̇
-        if friction.bearing is not None:
-            force, moment = self._axis_wrenches(q, qd, qdd)
-            bearing = self._bearing_jacobians(q, qd, qdd, d, force, moment)
-            jacobians = [J + bearing[:, s] for s, J in enumerate(jacobians)]
-            magnitude = friction.bearing.magnitude(force, moment)
-            slope = rate * magnitude
-        if friction.transmission is not None:
-            tau_out = self._rigid_torque(q, qd, qdd) + d * magnitude
-            by_torque, by_direction = law_derivatives.transmission_partials(friction.transmission, tau_out, d,
-                                                                            joints=names)
-            jacobians = [by_torque[:, :, None] * J for J in jacobians]
-            slope = by_torque * slope + by_direction * rate
-        slope = slope + law_derivatives.load_independent_torque_derivative(friction, qd, joints=names)
-        if friction.dynamic is not None:
-            slope = slope + self._steady_state_slope(qd)
-        jacobians[1] = jacobians[1] + slope[:, :, None] * np.eye(self.model.n)
-        return tuple(jacobians)
-
-    def _steady_state_slope(self, qd):
-        """d/dq̇ of the dynamic law's steady state (N, n), refused at q̇ = 0 where it jumps."""
-        rest = qd == 0.0
-        if rest.any():
-            state, joint = (int(i) for i in np.argwhere(rest)[0])
-            raise InputError(f"inverse_dynamics_derivatives: joint {self.model.joint_names[joint]!r}, state {state}: "
-                             f"the steady state of the {self.friction.dynamic.law} law jumps at q̇ = 0 (no "
-                             "derivative); evaluate at q̇ ≠ 0")
-        return bristles.steady_state_slope(qd, self.friction.dynamic)
+        rigid = _rigid(self.rigid, "inverse_dynamics_derivatives", q, qd, qdd)
+        return friction_jacobians.input_torque_jacobians(self, q, qd, qdd, rigid)
 
     @functools.cached_property
     def _wrench_kernels(self):
@@ -486,19 +445,6 @@ class FrictionBackend(Backend):
         from ..compiled import CompiledDynamics
 
         return CompiledDynamics(self._wrench_source.model)
-
-    def _bearing_jacobians(self, q, qd, qdd, d, force, moment):
-        """d ∂|τ_f|/∂x (N, n, n) for x = q, q̇, q̈ at fixed d: the magnitude's gradient in the
-        joint wrenches (``force``, ``moment``: in the axis frames), times their derivatives."""
-        from ..friction.derivatives import bearing_magnitude_gradient
-
-        by_force, by_moment = bearing_magnitude_gradient(self.friction.bearing, force, moment, where=d != 0,
-                                                         joints=self.model.joint_names)
-        to_axis = self._axis_frames                      # gradients back to the joint frames
-        gradient = np.concatenate([np.einsum("nij,Nnj->Nni", to_axis, by_force),
-                                   np.einsum("nij,Nnj->Nni", to_axis, by_moment)], axis=-1)       # (N, n, 6)
-        wrenches = self._wrench_kernels.joint_wrench_derivatives(q, qd, qdd)     # (N, 3, j, i, 6)
-        return d[:, None, :, None] * np.einsum("Nsjia,Nia->Nsij", wrenches, gradient)
 
     # -- forward dynamics ------------------------------------------------------------------
 
@@ -533,11 +479,11 @@ class FrictionBackend(Backend):
         implicit friction solved with the loaded joint wrenches (as without a load)."""
         if self._short:
             return self._batch_forward_dynamics(q, qd, tau + load.generalized)
-        return self._forward_with_stiction(q, qd, tau, load)
+        return friction_forward.forward_with_stiction(self, q, qd, tau, load)
 
     def _batch_forward_dynamics(self, q, qd, tau):
         if not self._short:
-            return self._forward_with_stiction(q, qd, tau)
+            return friction_forward.forward_with_stiction(self, q, qd, tau)
         rhs, at_rest = np.empty(q.shape), np.empty(len(q), dtype=bool)
         law.compiled().removed(self._table, *contiguous(qd, tau), rhs, at_rest)
         if not at_rest.any():
@@ -546,7 +492,7 @@ class FrictionBackend(Backend):
         sliding = ~at_rest
         if sliding.any():
             qdd[sliding] = self._rigid_forward_dynamics(q[sliding], qd[sliding], rhs[sliding])
-        qdd[at_rest] = self._forward_with_stiction(q[at_rest], qd[at_rest], tau[at_rest])   # stiction, below
+        qdd[at_rest] = friction_forward.forward_with_stiction(self, q[at_rest], qd[at_rest], tau[at_rest])
         return qdd
 
     def _rigid_forward_dynamics(self, q, qd, tau):
@@ -556,92 +502,6 @@ class FrictionBackend(Backend):
             return _rigid(self.rigid, "forward_dynamics", q, qd, tau)
         return _solver()[0](_rigid(self.rigid, "mass_matrix", q), self._armature,
                             tau - _rigid(self.rigid, "bias_forces", q, qd))
-
-    def _smooth_input(self, q, qd, qdd, d, load=None):
-        """τ_in without its dry-friction levels: transmission(τ_out) + viscous q̇ (under the
-        external ``load``, a :class:`~dyn_plugin.external.Load`, or None)."""
-        tau_out = self._rigid_torque(q, qd, qdd, load) + self._bearing(q, qd, qdd, d, load)
-        return self._through_transmission(tau_out, d) + self.friction.velocity.viscous * qd
-
-    def _dry_levels(self, qd):
-        """(L⁺, L⁻) (N, n) and the dry torque d L of the current motion (with a dynamic law:
-        its steady state, levels g(q̇), torque g(q̇) sgn(q̇) + σ2 q̇)."""
-        positive, negative = self.friction.levels(qd)
-        dry = self.friction.dry_torque(qd)
-        dynamic = self.friction.dynamic
-        if dynamic is not None:
-            level = bristles.stribeck_level(qd, dynamic)
-            positive, negative, dry = positive + level, negative + level, dry + bristles.steady_state_force(qd, dynamic)
-        return positive, negative, dry
-
-    def _solve_smooth(self, q, qd, rhs, need_jacobian: bool = True, load=None):
-        """q̈ with _smooth_input(q̈) = rhs, and the Jacobian J = ∂τ_in/∂q̈ (N, n, n) (or None)."""
-        start = rhs - self.friction.velocity.viscous * qd
-        qdd = self._rigid_forward_dynamics(q, qd, start if load is None else start + load.generalized)
-        if not self.friction.load_dependent:
-            return qdd, (self._batch_mass_matrix(q) if need_jacobian else None)
-        d = direction(qd, self.friction.smoothing)
-        scale = np.maximum(1.0, np.abs(rhs).max(axis=1))
-        residual = self._smooth_input(q, qd, qdd, d, load) - rhs
-        for _ in range(50):
-            J = self._jacobian(q, qd, qdd, d, residual + rhs, load)
-            if np.all(np.abs(residual).max(axis=1) <= 1e-12 * scale):
-                return qdd, J
-            qdd, residual = self._newton_step(q, qd, qdd, d, rhs, residual, J, load)
-        raise DynPluginError("forward dynamics with load-dependent friction did not converge in 50 Newton steps "
-                             f"(largest residual {np.abs(residual).max():.3g} N·m)")
-
-    def _newton_step(self, q, qd, qdd, d, rhs, residual, J, load=None):
-        """One Newton step, halved per state until the residual shrinks: the efficiency
-        kink at τ_out = 0 (slopes 1/η and η) otherwise traps plain Newton in a 2-cycle."""
-        step = np.linalg.solve(J, residual[..., None])[..., 0]
-        size = np.abs(residual).max(axis=1)
-        alpha = np.ones(len(q))
-        for _ in range(30):
-            trial = qdd - alpha[:, None] * step
-            trial_residual = self._smooth_input(q, qd, trial, d, load) - rhs
-            worse = np.abs(trial_residual).max(axis=1) >= size
-            if not worse.any():
-                break
-            alpha = np.where(worse, 0.5 * alpha, alpha)
-        return trial, trial_residual
-
-    def _jacobian(self, q, qd, qdd, d, value, load=None):
-        """Forward differences of _smooth_input in q̈, (N, n, n)."""
-        N, n = q.shape
-        h = 1e-7 * np.maximum(1.0, np.abs(qdd))                                     # (N, n)
-        shifted = qdd[:, None, :] + h[:, :, None] * np.eye(n)                        # (N, j, n)
-        rep = lambda x: np.repeat(x, n, axis=0)  # noqa: E731
-        repeated = None if load is None else load.take(np.repeat(np.arange(N), n))
-        plus = self._smooth_input(rep(q), rep(qd), shifted.reshape(N * n, n), rep(d), repeated).reshape(N, n, n)
-        return ((plus - value[:, None, :]) / h[:, :, None]).transpose(0, 2, 1)     # [state, i, j]
-
-    def _forward_with_stiction(self, q, qd, tau, load=None):
-        positive, negative, dry = self._dry_levels(qd)
-        at_rest = (qd == 0) & ((positive > 0) | (negative > 0)) & self._set_valued
-        qdd, J = self._solve_smooth(q, qd, tau - dry, need_jacobian=bool(at_rest.any()), load=load)
-        if at_rest.any():
-            for k in np.nonzero(at_rest.any(axis=1))[0]:
-                qdd[k] = self._stiction(q[k], qd[k], tau[k] - dry[k], qdd[k], J[k], at_rest[k],
-                                        positive[k], negative[k], None if load is None else load.take([k]))
-        return qdd
-
-    def _stiction(self, q, qd, rhs, qdd, J, rest, positive, negative, load=None):
-        """q̈ of one state with stiction torques λ on the joints at rest (maximum dissipation)."""
-        lam = np.zeros(int(rest.sum()))
-        for _ in range(50):
-            W = np.linalg.inv(J)[np.ix_(rest, rest)]
-            step = solve_box_qp(W, qdd[rest], -positive[rest] - lam, negative[rest] - lam)
-            lam = lam + step
-            pushed = rhs.copy()
-            pushed[rest] += lam
-            solved, J = self._solve_smooth(q[None], qd[None], pushed[None], load=load)
-            qdd, J = solved[0], J[0]
-            if np.abs(step).max(initial=0.0) <= 1e-13 * max(1.0, np.abs(lam).max(initial=0.0)):
-                held = np.nonzero(rest)[0][sticking(lam, -positive[rest], negative[rest])]
-                qdd[held] = 0.0
-                return qdd
-        raise DynPluginError("stiction at the joints at rest did not converge")
 
     def velocity_step(self, q, qd, tau, dt: float, viscous: str = "explicit") -> np.ndarray:
         """q̇ after one semi-implicit Euler step of ``dt`` (s) from (q, q̇) under τ, (n,) or (N, n).
@@ -674,28 +534,9 @@ class FrictionBackend(Backend):
         if not (self.friction.set_valued or implicit):
             after = qd + dt * self._batch_forward_dynamics(q, qd, tau)
         else:
-            after = self._impulse_step(q, qd, tau, dt, implicit)
+            after = friction_forward.impulse_step(self, q, qd, tau, dt, implicit)
         check_finite("velocity_step", after, self.model, single, q=q, qd=qd, tau=tau)
         return after[0] if single else after
-
-    def _impulse_step(self, q, qd, tau, dt, implicit: bool) -> np.ndarray:
-        """Batch q̇⁺ (N, n): the free step (viscous implicit or not), then the dry impulses."""
-        positive, negative, dry = self._dry_levels(qd)
-        set_valued = self.friction.set_valued
-        qdd_free, J = self._solve_smooth(q, qd, tau if set_valued else tau - dry)
-        if implicit:   # (J + dt D)(q̇⁺ − q̇) = dt J q̈_free = dt (τ − bias − D q̇)
-            W = np.linalg.inv(J + dt * np.diag(self.friction.velocity.viscous))
-            after = qd + dt * np.einsum("nij,njk,nk->ni", W, J, qdd_free)
-        else:
-            W = np.linalg.inv(J)
-            after = qd + dt * qdd_free
-        if set_valued:
-            for k in range(len(q)):
-                lower, upper = -positive[k] * dt, negative[k] * dt
-                impulse = solve_box_qp(W[k], after[k], lower, upper)
-                after[k] += W[k] @ impulse
-                after[k, sticking(impulse, lower, upper)] = 0.0
-        return after
 
 
     # -- a dynamic law's state: dyn_plugin/backends/bristle_stepping.py -----------------------

@@ -257,9 +257,9 @@ class PybulletBase:
 
 def _without_geometry(text: str) -> str:
     """URDF ``text`` without its ``<visual>`` and ``<collision>`` elements (unchanged if it has none)."""
-    from ..urdf import _parse_xml
+    from ..urdf.reading import parse_xml
 
-    root, _ = _parse_xml(text, "<pybullet's copy>")
+    root, _ = parse_xml(text, "<pybullet's copy>")
     shapes = [element for element in root.iter("visual", "collision") if element.getparent().tag == "link"]
     for element in shapes:
         element.getparent().remove(element)

@@ -201,25 +201,6 @@ def backends(kind: Union[str, tuple, None] = None, *, can: tuple = (), cannot: t
     return chosen
 
 
-_DEPRECATED_LISTS = {   # name -> (kind, can, cannot): the old hand-kept tuples, now derived
-    "OURS": ("ours", (), ("friction",)),
-    "WITH_FRICTION": (None, ("friction",), ()),
-    "GENERATED": ("generated", (), ()),
-    "REFERENCES": ("reference", (), ()),
-}
-
-
-def __getattr__(name):
-    if name in _DEPRECATED_LISTS:
-        import warnings
-
-        kind, can, cannot = _DEPRECATED_LISTS[name]
-        warnings.warn(f"dyn_plugin.backends.registry.{name} is deprecated: use registry.backends({kind!r}, "
-                      f"can={can}, cannot={cannot})", DeprecationWarning, stacklevel=2)
-        return tuple(backends(kind, can=can, cannot=cannot))
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def backend_description(name: str) -> str:
     """One line on what backend ``name`` is."""
     factory = _resolve(name)

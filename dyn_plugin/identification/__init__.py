@@ -23,7 +23,7 @@ from .identify import IdentificationResult, identify, plot_fit
 from .log import Log, prepare_log
 from .logfile import load_log
 from .score import TorqueRMS, holdout_rms, plot_holdout, torque_rms
-from .regressor import PARAMETERS, joint_torque_regressor, parameter_names
+from ..algorithms.regressor import PARAMETERS, joint_torque_regressor, parameter_names
 
 __all__ = ["BaseParameters", "IdentificationResult", "LOADS", "Measurements", "PARAMETERS", "TERMS", "base_parameters",
            "dhanaraj_friction", "fourier_trajectory", "friction_columns", "friction_terms", "friction_truth", "identify",

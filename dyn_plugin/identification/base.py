@@ -1,12 +1,13 @@
 """Base (identifiable) inertial parameters by QR with column pivoting.
 
-The regressor Y of :mod:`.regressor` has structurally zero and linearly dependent columns
-(a link's parameters about axes it never turns around, masses that only ever appear through
-a child's joint, ...).  Stacking Y at random states and factorising Y Π = Q R with column
-pivoting, the first r pivots (|R_kk| > tol |R_00|) span the columns: they are the base
-columns, and every other column is Y_d = Y_b K with K = R_11⁻¹ R_12.  Hence
-Y θ = Y_b (θ_b + K θ_d) = Y_b β: each base parameter β_k is its own standard parameter
-plus a linear combination of the dependent ones (:meth:`BaseParameters.formulas`).
+The regressor Y of :mod:`dyn_plugin.algorithms.regressor` has structurally zero and
+linearly dependent columns (a link's parameters about axes it never turns around, masses
+that only ever appear through a child's joint, ...).  Stacking Y at random states and
+factorising Y Π = Q R with column pivoting, the first r pivots (|R_kk| > tol |R_00|) span
+the columns: they are the base columns, and every other column is Y_d = Y_b K with
+K = R_11⁻¹ R_12.  Hence Y θ = Y_b (θ_b + K θ_d) = Y_b β: each base parameter β_k is its
+own standard parameter plus a linear combination of the dependent ones
+(:meth:`BaseParameters.formulas`).
 
 The pivoting is LAPACK's rule (the largest remaining column norm) with one change: columns
 whose norms tie to rounding (many do: a parameter that enters only as another does) are
@@ -20,7 +21,7 @@ import dataclasses
 
 import numpy as np
 
-from .regressor import joint_torque_regressor, parameter_names
+from ..algorithms.regressor import joint_torque_regressor, parameter_names
 
 DEFAULT_TOLERANCE = 1e-9
 
@@ -40,7 +41,8 @@ def random_states(model, count: int, seed: int = 0):
 class BaseParameters:
     """A minimal identifiable set: β = E θ with E = [I on the base columns | K on the dependent ones].
 
-    names : the standard parameters' names (10 per link, :data:`.regressor.PARAMETERS`)
+    names : the standard parameters' names (10 per link,
+        :data:`dyn_plugin.algorithms.regressor.PARAMETERS`)
     independent : (r,) indices of θ that carry a base parameter (ascending)
     dependent : indices of θ regrouped into them; unidentifiable : indices whose column is zero
     K : (r, len(dependent)) the regrouping coefficients

@@ -41,7 +41,7 @@ from .base import DEFAULT_TOLERANCE, BaseParameters, base_parameters
 from .friction import friction_columns, friction_terms
 from .log import Log, settling_time
 from .physical import MARGIN, distance_to_nominal, fit_consistent, is_consistent, standard_model
-from .regressor import joint_torque_regressor
+from ..algorithms.regressor import joint_torque_regressor
 
 MAX_CONDITION = 1e8
 """A column-scaled base regressor with a larger condition number is rank deficient."""

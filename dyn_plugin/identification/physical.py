@@ -3,10 +3,10 @@ friction parameters φ fitted together under the constraints that make every lin
 body, as one convex problem (``dp.identify(..., physical=True)``).
 
 A link's ten parameters θ_i = [m, h = m c, I about the link frame origin] (the order of
-:data:`.regressor.PARAMETERS`) are those of a rigid body (a non-negative mass density)
-iff its pseudo-inertia (Wensing, Kim & Slotine, "Linear Matrix Inequalities for Physically
-Consistent Inertial Parameter Identification: A Statistical Perspective on the Mass
-Distribution", IEEE RA-L 3(1), 2018, eq. 9 and Theorem 1)
+:data:`dyn_plugin.algorithms.regressor.PARAMETERS`) are those of a rigid body (a
+non-negative mass density) iff its pseudo-inertia (Wensing, Kim & Slotine, "Linear Matrix
+Inequalities for Physically Consistent Inertial Parameter Identification: A Statistical
+Perspective on the Mass Distribution", IEEE RA-L 3(1), 2018, eq. 9 and Theorem 1)
 
     J_i = [[Σ_i, h_i], [h_iᵀ, m_i]],   Σ_i = ½ tr(I_i) 1 − I_i = ∫ r rᵀ dm
 

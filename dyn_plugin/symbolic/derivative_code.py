@@ -38,11 +38,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
-import sys
 import types
 from pathlib import Path
 from typing import Optional
 
+from . import code_cache
 from .customise import prepare
 from .emit import (_AS_STATES, _IMPORT_INPUT_ERROR, LANGS, _counts_text, _emit_c, _emit_lanes_batch,
                    _emit_lanes_body, _emit_numba_entry, _emit_numba_state, _emit_python, _Printer, _trig_joints,
@@ -208,24 +208,18 @@ class DerivativeCode:
 
 
 def _import_cached(code: DerivativeCode, directory: Optional[Path] = None) -> types.ModuleType:
-    """The numba source as a module of a signed file in the symbolic cache (the cache of
-    dyn_plugin/backends/symbolic_backend.py: verified digest, atomic writes)."""
-    from ..backends import symbolic_backend as sb
-
-    directory = Path(directory) if directory is not None else sb.cache_dir()
-    path = directory / sb.cache_file_name(code.robot, "numba_derivatives", code.key)
+    """The numba source as a module of a signed file in the symbolic cache
+    (:mod:`dyn_plugin.symbolic.code_cache`: verified digest, atomic writes)."""
+    directory = Path(directory) if directory is not None else code_cache.cache_dir()
+    path = directory / code_cache.cache_file_name(code.robot, "numba_derivatives", code.key)
     try:
-        source = sb._verified_source(path, code.key)
+        source = code_cache.verified_source(path, code.key)
         _log.debug("loading the derivative code of robot %r from %s", code.robot, path)
-    except sb._StaleCache:
+    except code_cache.StaleCache:
         _log.info("compiling (numba) the derivative code generated for robot %r", code.robot)
-        sb._write_atomically(path, sb._sign(code.source, code.key))
-        source = sb._verified_source(path, code.key)
-    module = types.ModuleType(sb._module_name(path))
-    module.__file__ = str(path)
-    sys.modules[module.__name__] = module          # numba's cache looks the module up
-    exec(compile(source, str(path), "exec"), module.__dict__)
-    return module
+        code_cache.write_atomically(path, code_cache.sign(code.source, code.key))
+        source = code_cache.verified_source(path, code.key)
+    return code_cache.execute(path, source)
 
 
 def derivative_code(model, lang: str = "python", regroup: bool = True) -> DerivativeCode:

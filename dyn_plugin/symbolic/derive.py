@@ -32,6 +32,7 @@ and :func:`format_equations`, which picks a route and prints its closed form.
 from __future__ import annotations
 
 from ..errors import InputError
+from ..model import RobotModel
 
 from .algebra import TrigAlgebra
 from .closed_form import (MAX_FD_JOINTS, ClosedForm, NumericDynamics, canonical, forward_dynamics, identical,
@@ -54,7 +55,7 @@ __all__ = [
 def format_equations(model, latex: bool = False, symbols=(), route: str = "newton_euler") -> str:
     """The configuration-space equations M, B, C, G of ``model`` as text for people.
 
-    ``model``: a RobotModel, a SymbolicModel, or a bundled robot name / URDF path.
+    ``model``: a RobotModel (``dp.load_robot(name)``) or a SymbolicModel.
     ``latex``: LaTeX (an ``align*`` block per matrix) instead of sympy's unicode pretty print.
     ``symbols``: parameter groups to keep symbolic (see :func:`symbolic_model`).
     ``route``: ``"newton_euler"`` (default) or ``"lagrange_euler"``; the result is the same.
@@ -62,9 +63,9 @@ def format_equations(model, latex: bool = False, symbols=(), route: str = "newto
     angles are contracted (:func:`compact`) and written as Fu's S2, C23 (a legend follows);
     numbers from numeric data are shown with 6 significant digits.
     """
-    if isinstance(model, (str, bytes)) or hasattr(model, "__fspath__"):
-        from ..robots import load_robot   # lazy: keeps this module free of file I/O at import
-        model = load_robot(model)
+    if not isinstance(model, (RobotModel, SymbolicModel)):
+        raise InputError(f"format_equations takes a RobotModel (dp.load_robot(name)) or a SymbolicModel, "
+                         f"got {model!r}")
     smodel = model if isinstance(model, SymbolicModel) else symbolic_model(model, symbols)
     derive = {"newton_euler": newton_euler, "lagrange_euler": lagrange_euler}.get(route)
     if derive is None:

@@ -3,7 +3,7 @@
 Bump :data:`GENERATOR_VERSION` whenever the generated source changes for some model (the
 emitters, the recursion, the customisation, or anything the generated modules call, such
 as :func:`dyn_plugin.compiled.cholesky.spd_solve`): it is part of :func:`model_key`, so
-on-disk caches (:mod:`dyn_plugin.backends.symbolic_backend`) never serve an older file.
+on-disk caches (:mod:`dyn_plugin.symbolic.code_cache`) never serve an older file.
 """
 
 from __future__ import annotations

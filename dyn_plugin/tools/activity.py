@@ -35,7 +35,7 @@ __all__ = ["HEARTBEAT", "Activity", "activity"]
 
 HEARTBEAT = 5.0            # s without a line on stderr (not a terminal) before the heartbeat speaks
 LIBRARY_LOGGER = "dyn_plugin"
-GENERATED_PREFIX = "_dyn_plugin_symbolic_"   # module names of generated code (backends/symbolic_backend.py)
+GENERATED_PREFIX = "_dyn_plugin_symbolic_"   # module names of generated code (symbolic/code_cache.py)
 
 
 class Activity:

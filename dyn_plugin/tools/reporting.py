@@ -9,8 +9,7 @@ import numpy as np
 
 from ..backends.registry import backends as registered_backends
 from .machine import installed_versions
-from .bristle_validation import BRISTLES
-from .validation import DERIVATIVES, QUANTITIES, STEPPING, TRAJECTORIES, Report
+from .validate import BRISTLES, DERIVATIVES, QUANTITIES, STEPPING, TRAJECTORIES, Report
 
 __all__ = ["REFERENCE_STYLES", "TOLERANCE_STYLE", "ZERO_FLOOR", "floor_verdict", "histogram_figure", "markdown_report",
            "plot_report", "trajectory_figure"]
@@ -60,7 +59,7 @@ def markdown_report(report: Report) -> str:
         "|---|---|",
     ]
     lines += [f"| `{q}` | {_describe(q)} |" for q in suite.quantities]
-    # the suite's references, then those of checks against physical oracles (bristle_validation)
+    # the suite's references, then those of checks against physical oracles (validate/bristles)
     for reference in dict.fromkeys([*suite.references, *(c.reference for c in report.comparisons)]):
         rows = [c for c in report.comparisons if c.reference == reference]
         quantities = list(dict.fromkeys([*(q for q in suite.quantities if any(c.quantity == q for c in rows)),

@@ -6,7 +6,7 @@ expands that into the discovered files.  Each file gets one line of result
 (:class:`Result`):
 
 * ``pass``: each backend agrees with each reference (pinocchio, pybullet) at ``rtol`` over
-  ``samples`` random states, through :func:`dyn_plugin.tools.validation.run` (which holds
+  ``samples`` random states, through :func:`dyn_plugin.tools.validate.run` (which holds
   pybullet to its own disagreement with pinocchio where it changes the model); a model
   pybullet cannot load is compared with pinocchio only, and the line says so;
 * ``refused: <reason>``: our loader's or model's error; pinocchio then gives its verdict
@@ -39,7 +39,8 @@ from ..backends.registry import get_backend
 from ..datafile import read_toml
 from ..errors import DynPluginError, InputError, PhysicalValidityWarning, URDFWarning
 from ..robots import load_robot
-from . import plan, validation
+from . import validate
+from .validate import plan
 from .output import one_line
 from .zoo_files import ERD, PYBULLET_FLOATING, Entry, discover, robots  # noqa: F401 (re-exported)
 
@@ -51,11 +52,11 @@ STATUSES = ("pass", "refused", "no moving joints", "FAIL", "ERROR")
 
 
 def is_zoo(name_or_path: str) -> bool:
-    """Whether the suite ``name_or_path`` (as ``validation.load_suite`` finds it) is a zoo
+    """Whether the suite ``name_or_path`` (as ``validate.load_suite`` finds it) is a zoo
     suite (``robots = "zoo"``); a suite that cannot be read is not (load_suite says why)."""
     path = Path(name_or_path)
     if not path.is_file():
-        path = validation.suite_dir() / f"{name_or_path}.toml"
+        path = validate.suite_dir() / f"{name_or_path}.toml"
     try:
         return path.is_file() and read_toml(path, DynPluginError, "suite file").get("robots") == ZOO
     except (DynPluginError, OSError):
@@ -92,7 +93,7 @@ class Result:
 
 @dataclasses.dataclass
 class ZooReport:
-    suite: validation.Suite
+    suite: validate.Suite
     results: list
     notes: list
     seconds: float
@@ -125,7 +126,7 @@ class ZooReport:
                              "seconds": round(r.seconds, 2)} for r in self.results]}
 
 
-def run(entries: list, suite: validation.Suite, progress: Optional[Callable[[int, Result], None]] = None,
+def run(entries: list, suite: validate.Suite, progress: Optional[Callable[[int, Result], None]] = None,
         notes: tuple = ()) -> ZooReport:
     """Validate each entry with ``suite``'s backends, references, quantities and settings
     (its ``robots`` are ignored); ``progress(i, result)`` after each file."""
@@ -137,7 +138,7 @@ def run(entries: list, suite: validation.Suite, progress: Optional[Callable[[int
     return ZooReport(suite, results, list(notes), time.perf_counter() - start)
 
 
-def validate_entry(entry: Entry, suite: validation.Suite) -> Result:
+def validate_entry(entry: Entry, suite: validate.Suite) -> Result:
     """The result of one file; a DynPluginError (ours, or pybullet's BackendError) is a
     refusal, any other exception an ``ERROR`` (a bug), so that no file stops the run."""
     start = time.perf_counter()
@@ -151,7 +152,7 @@ def validate_entry(entry: Entry, suite: validation.Suite) -> Result:
                 result.status = "no moving joints"
             else:
                 references, result.detail = _references(model, suite.references)
-                report = validation.run(dataclasses.replace(suite, robots=[entry.path], references=references,
+                report = validate.run(dataclasses.replace(suite, robots=[entry.path], references=references,
                                                             floating_base=entry.floating))
                 _judge(result, report)
         except DynPluginError as error:
@@ -169,7 +170,7 @@ def validate_entry(entry: Entry, suite: validation.Suite) -> Result:
 def _references(model, references: list) -> tuple:
     """``(references, note)``: pybullet is left out, when another reference remains, for a
     model it cannot load.  Where it loads a model it changes (a link without <inertial>, an
-    inertia it diagonalises or zeroes), validation.Comparison judges it against its own
+    inertia it diagonalises or zeroes), validate.Comparison judges it against its own
     disagreement with pinocchio."""
     if "pybullet" not in references or len(references) == 1:
         return list(references), ""
@@ -201,7 +202,7 @@ def _judge(result: Result, report) -> None:
     else:
         result.status = "pass"
         floors = [c.floor for c in report.comparisons if getattr(c, "within_floor", False)]
-        if floors:  # validation.Comparison: above rtol against pybullet, within pybullet's own error vs pinocchio
+        if floors:  # validate.Comparison: above rtol against pybullet, within pybullet's own error vs pinocchio
             notes.append(f"(against pybullet within pybullet's own disagreement with pinocchio, {max(floors):.1e})")
     result.detail = " ".join(notes)
 
@@ -332,7 +333,7 @@ def command(args, console) -> int:
     for option in ("dask", "plots", "dt"):
         if getattr(args, option, None) is not None:
             raise InputError(f"--{option} does not apply to a zoo suite (each file runs serially, no stepping)")
-    suite = validation.load_suite(args.suite)  # robots = "zoo" expands to every file (validation._selected)
+    suite = validate.load_suite(args.suite)  # robots = "zoo" expands to every file (validate/suite.py's _selected)
     for key, value in (("backends", args.backend), ("references", args.against), ("quantities", args.quantity),
                        ("samples", args.samples), ("seed", args.seed), ("rtol", args.rtol)):
         if value is not None:

@@ -7,7 +7,7 @@
    worker processes: states/s = states / wall time of the call (sampling, dynamics,
    compression and writing included; the cluster's start-up and the workers' one backend
    build excluded).  The stores go to a temporary directory, deleted after each run.
-2. The overhead of dpd.inverse_dynamics at 10^7 states against be.inverse_dynamics on the
+2. The overhead of dpc.inverse_dynamics at 10^7 states against be.inverse_dynamics on the
    same numpy arrays (numba over every core):
    overhead = t(dask) / t(direct) − 1, wall time, for
    * ``synchronous``: the dask graph run in this process (the cost of the graph and chunking);
@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 import dyn_plugin as dp
-import dyn_plugin.dask as dpd
+import dyn_plugin.cluster as dpc
 from dyn_plugin.sampling import random_states
 
 ROBOT = "puma560"
@@ -49,17 +49,17 @@ def _cpu() -> str:
 
 
 def _build_backend(spec) -> None:
-    dpd.backend_of(spec)
+    dpc.backend_of(spec)
 
 
 def dataset_throughput(states: int, chunk: int, workers, scratch: Path) -> dict:
     """states/s of dp.dataset serially (workers None) or on a LocalCluster of ``workers``."""
-    client = None if workers is None else dpd.connect(workers=workers, quiet=True)
+    client = None if workers is None else dpc.connect(workers=workers, quiet=True)
     out = scratch / f"puma_{workers or 'serial'}.zarr"
     try:
         if client is not None:                # every worker builds its backend before the clock starts
             client.wait_for_workers(workers, timeout=120)
-            client.run(_build_backend, dpd.BackendSpec.create("newton_euler", dp.load_robot(ROBOT)))
+            client.run(_build_backend, dpc.BackendSpec.create("newton_euler", dp.load_robot(ROBOT)))
         summary = dp.dataset(ROBOT, states, out=out, chunk=chunk, client=client, progress=False)
         size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     finally:
@@ -86,24 +86,24 @@ def overhead(big: int, chunk: int, repeats: int = 3) -> dict:
     del s
     be.inverse_dynamics(q[:4096], qd[:4096], qdd[:4096])                      # warm
     lazy = [da.from_array(a, chunks=(chunk, -1)) for a in (q, qd, qdd)]
-    client = dpd.connect(workers=2, quiet=True)
+    client = dpc.connect(workers=2, quiet=True)
     times = {"direct": [], "synchronous": [], "distributed_on_workers": [], "distributed_gathered": []}
     try:
         client.wait_for_workers(2, timeout=120)
         on_workers = [_scattered(client, a, chunk) for a in (q, qd, qdd)]
-        dpd.inverse_dynamics(be, *(x[:4096] for x in on_workers)).compute()     # workers build the backend
+        dpc.inverse_dynamics(be, *(x[:4096] for x in on_workers)).compute()     # workers build the backend
         for _ in range(repeats):
             start = time.perf_counter()
             direct = be.inverse_dynamics(q, qd, qdd)
             times["direct"].append(time.perf_counter() - start)
             with dask.config.set(scheduler="synchronous"):
                 start = time.perf_counter()
-                result = dpd.inverse_dynamics(be, *lazy).compute()
+                result = dpc.inverse_dynamics(be, *lazy).compute()
                 times["synchronous"].append(time.perf_counter() - start)
             assert np.array_equal(result, direct)
             del result
             start = time.perf_counter()
-            tau = dpd.inverse_dynamics(be, *on_workers).persist()
+            tau = dpc.inverse_dynamics(be, *on_workers).persist()
             wait(tau)
             kept = time.perf_counter()
             gathered = tau.compute()

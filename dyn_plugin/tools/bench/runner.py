@@ -17,7 +17,7 @@ from ...errors import BackendError, InputError, argument
 from ...loops import available_cores, check_workers, using_workers
 from ...loops import workers as current_workers
 from ..machine import environment, load_average, usable_cores
-from ..validation import relative_errors
+from ..validate import relative_errors
 from .operations import (DEFAULT_BACKENDS, DEFAULT_SIZES, OP_ARGS, OPS, OUR_METHODS, PIN_CALLS, PIN_PARALLEL_CALLS,
                          PYBULLET_CALLS, REFERENCE_KINDS)
 from .limits import operation_flops

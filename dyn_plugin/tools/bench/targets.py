@@ -3,21 +3,17 @@ time per state against pinocchio's, each friction backend's against its friction
 counterpart's, and for the generated backend (:data:`GENERATED_BACKEND`) at 10⁵ states on
 all cores its time per state, its throughput against pinocchio's parallel functions and
 its parallel efficiency from 1 to 2 workers.  Informative, unless ``dyn-plugin bench
---check`` makes a miss exit 1.
+--check`` makes a miss exit 1.  Judged on a :class:`.results.BenchResult`, which lists
+them in its ``--json`` document (so this module does not import it: imports point down).
 
 Batch figures are read at the largest number of workers measured (``--workers``); the
 all-cores targets are judged only when that is every core our loops may use."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ...backends.registry import backend_class
 from ...backends.registry import backends as registered_backends
 from .operations import PIN_CALLS, REFERENCE_KINDS
-
-if TYPE_CHECKING:
-    from .results import BenchResult
 
 __all__ = ["BACKEND_TARGETS", "BATCH_TIME_TARGETS", "EFFICIENCY_TARGET", "FRICTION_LIMIT", "FRICTION_OPS", "GENERATED_BACKEND",
            "PARALLEL_SPEEDUP_TARGETS",
@@ -68,14 +64,14 @@ def target_label(op: str, kind: str, limit: float) -> str:
     return f"speed-up ≥ {limit:g}× a pinocchio {PIN_CALLS[op]} loop"
 
 
-def all_cores_measured(result: BenchResult) -> bool:
+def all_cores_measured(result) -> bool:
     """Whether the largest number of workers measured is every core our loops may use
     (True when the result does not say: a run before ``--workers``)."""
     main, cores = result.main_workers, result.environment.get("dyn_plugin_cores")
     return main is None or cores is None or main >= cores
 
 
-def evaluate_targets(result: BenchResult) -> list:
+def evaluate_targets(result) -> list:
     """The speed targets, for the PUMA-560 where measured at the sizes they judge
     (:data:`TARGET_SIZES`): one state, time ratio to pinocchio ≤ limit; 10⁵ states,
     throughput speed-up over the pinocchio loop ≥ limit; friction backends, time ≤ 1.5×

@@ -14,7 +14,8 @@ from rich.markup import escape
 from rich.text import Text
 
 from ...errors import InputError, arguments_spelled
-from .. import bristle_validation, validation
+from .. import validate
+from ..validate import bristles
 from ..output import console as _console
 from ..output import write_or_print
 from ..reporting import floor_verdict
@@ -145,7 +146,7 @@ def _dask_client(args):
     if getattr(args, "dask", None) is None:
         yield None
         return
-    from ...dask import close, connect
+    from ...cluster import close, connect
 
     client = connect(None if args.dask == LOCAL_CLUSTER else args.dask, quiet=True)
     print(f"dask: {len(client.scheduler_info(n_workers=-1)['workers'])} workers; dashboard {client.dashboard_link}",
@@ -169,8 +170,8 @@ def _validate(args) -> int:
         return zoo.command(args, _console())
     suite = _suite(args)
     _announce_compilation("validate", suite.backends)
-    with _dask_client(args) as client, _progress(len(validation.tasks(suite))) as progress:
-        report = validation.run(suite, progress=progress, client=client)
+    with _dask_client(args) as client, _progress(len(validate.tasks(suite))) as progress:
+        report = validate.run(suite, progress=progress, client=client)
     quiet = args.json == "-"
     written = []                                         # (path, what it holds)
     if args.json:
@@ -194,9 +195,9 @@ def _validate(args) -> int:
     return EXIT_OK if report.passed else EXIT_FAILED
 
 
-def _suite(args) -> "validation.Suite":
+def _suite(args) -> "validate.Suite":
     """The suite with the command line's overrides, checked (names, numbers, robots) before any work."""
-    suite = validation.load_suite(args.suite)
+    suite = validate.load_suite(args.suite)
     for key, value in (("robots", args.robot), ("backends", args.backend), ("references", args.against),
                        ("quantities", args.quantity), ("samples", args.samples), ("seed", args.seed),
                        ("rtol", args.rtol), ("dt", args.dt), ("floating_base", args.floating_base or None),
@@ -216,15 +217,15 @@ def _print_report(console, report) -> None:
     names wrap, figures never do (the JSON has them in full precision)."""
     suite = report.suite
     trajectories = f", trajectories at <= {suite.trajectory_tol:g}" if any(
-        c.quantity in validation.STEPPING for c in report.comparisons) else ""
+        c.quantity in validate.STEPPING for c in report.comparisons) else ""
     console.print(Text(f"max |ours - ref| / max(1, |ref|) over {suite.samples} random states per robot "
                        f"(seed {suite.seed}); pass at <= {suite.rtol:g}{trajectories}"))
-    for group, title in ((validation.QUANTITIES, ""), (validation.DERIVATIVES, "derivatives: error / largest entry"),
-                         (validation.STEPPING, f"pybullet stepping, dt = {suite.dt:g} s")):
+    for group, title in ((validate.QUANTITIES, ""), (validate.DERIVATIVES, "derivatives: error / largest entry"),
+                         (validate.STEPPING, f"pybullet stepping, dt = {suite.dt:g} s")):
         rows = [c for c in report.comparisons if c.quantity in group]
         if rows:
             console.print(_error_table(rows, [q for q in suite.quantities if q in group], title))
-    physics = [c for c in report.comparisons if c.reference == bristle_validation.REFERENCE]
+    physics = [c for c in report.comparisons if c.reference == bristles.REFERENCE]
     if physics:          # the dynamic-friction checks (closed forms, energy, Radau IIA)
         console.print(_error_table(physics, list(dict.fromkeys(c.quantity for c in physics)),
                                    "dynamic friction vs physics (order: |p - 1|)"))
@@ -269,7 +270,7 @@ def _error_table(comparisons, quantities, title: str):
 def _friction(args) -> int:
     from ...backends.registry import get_backend
     from ...backends.registry import backends as registered_backends
-    from ...friction.study import plot_study, run_study
+    from ...studies.friction_study import plot_study, run_study
 
     with_friction = registered_backends(can=("friction",))
     if args.backend not in with_friction:
@@ -301,8 +302,8 @@ def _friction_envelope(args, model) -> int:
     """``friction --monte-carlo K``: percentiles of the friction torque over K parameter samples."""
     from rich.table import Table
 
-    from ...friction.monte_carlo import friction_envelope, plot_envelope
-    from ...friction.study import reference_trajectory
+    from ...studies.friction_monte_carlo import friction_envelope, plot_envelope
+    from ...studies.friction_study import reference_trajectory
 
     trajectory = reference_trajectory(model, args.duration, args.samples)
     with _dask_client(args) as client:
@@ -354,7 +355,7 @@ def _print_friction(console, model, backend, study, args) -> None:
     """Dhanaraj's Table 3.5 at ``--at``, and the friction share along the trajectory."""
     from rich.table import Table
 
-    from ...friction.study import COLUMNS
+    from ...studies.friction_study import COLUMNS
 
     k = study.index(args.at)
     table = Table(title=f"{escape(model.name)}, friction '{escape(backend.friction.name)}': torques at "

@@ -23,7 +23,7 @@ def suite_spelling(args) -> dict:
     (``--against``), else its key in the suite (``references of suite quick``)."""
     import dataclasses
 
-    from ..validation import Suite
+    from ..validate import Suite
 
     spelling = {}
     for key in (field.name for field in dataclasses.fields(Suite)):

@@ -8,7 +8,7 @@ from typing import Optional
 
 from ..._version import __version__
 from ...backends.registry import backends as registered_backends
-from .. import validation
+from .. import validate
 from ..bench.command import add_arguments as bench_arguments
 from ..machine import installed_versions
 from ..output import one_line
@@ -73,7 +73,7 @@ def _checked(parse, problem, name: str):
 
 def _suite_setting(key: str, parse=_number):
     """The type of the validate option that overrides the suite's numeric setting ``key``."""
-    return _checked(parse, lambda value: validation.setting_problem(key, value), key)
+    return _checked(parse, lambda value: validate.setting_problem(key, value), key)
 
 
 def _within(lowest: float, highest: float, unit: str):
@@ -81,9 +81,9 @@ def _within(lowest: float, highest: float, unit: str):
                     f"must be from {lowest:g} to {highest:g}{unit}, got {value:g}", "number")
 
 
-def _count(lowest: int, highest: Optional[int] = validation.MAX_SAMPLES, name: str = "count"):
+def _count(lowest: int, highest: Optional[int] = validate.MAX_SAMPLES, name: str = "count"):
     """A whole number from ``lowest`` to ``highest`` (None: no upper limit)."""
-    return _checked(_whole_number, lambda v: validation.whole_number_problem(v, lowest, highest), name)
+    return _checked(_whole_number, lambda v: validate.whole_number_problem(v, lowest, highest), name)
 
 
 def _version() -> str:
@@ -140,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     robots = add("robots", "list the bundled robots")
     robots.add_argument("--regenerate", action="store_true",
-                        help="rewrite urdf/NAME.urdf from the source tables urdf/NAME.toml")
+                        help="rewrite dyn_plugin/bundled/NAME.urdf from the source tables NAME.toml beside them")
     add("backends", "list the registered backends")
     info = add("info", "joints, limits and masses of a robot")
     info.add_argument("robot", metavar="NAME_OR_URDF")
@@ -154,23 +154,23 @@ FLOATING_HELP = ("the root link floats freely (pinocchio's free-flyer: q = [posi
 
 
 def _validate_arguments(val) -> None:
-    suite = validation.load_suite("default")
+    suite = validate.load_suite("default")
 
     def from_suite(text, value):
         shown = " ".join(map(str, value)) if isinstance(value, list) else f"{value:g}"
         return f"{text} (default: the suite's; {shown} in the default suite)"
 
     val.add_argument("--suite", default="default", metavar="NAME|FILE.toml",
-                     help=f"suite: {', '.join(validation.list_suites())}, or a TOML file")
+                     help=f"suite: {', '.join(validate.list_suites())}, or a TOML file")
     val.add_argument("--robot", nargs="+", metavar="NAME_OR_URDF", help=from_suite("robots", suite.robots))
     val.add_argument("--backend", nargs="+", metavar="NAME", help=from_suite("backends to check", suite.backends))
     val.add_argument("--against", nargs="+", metavar="REF", help=from_suite("references", suite.references))
-    quantities = [*validation.QUANTITIES, *validation.DERIVATIVES, *validation.STEPPING, *validation.BRISTLES]
+    quantities = [*validate.QUANTITIES, *validate.DERIVATIVES, *validate.STEPPING, *validate.BRISTLES]
     shown = "all" if suite.quantities == quantities else " ".join(suite.quantities)
     val.add_argument("--quantity", nargs="+", metavar="Q", choices=quantities,
                      help=f"quantities: {' '.join(quantities)} (default: the suite's; {shown} in the default suite)")
     val.add_argument("--samples", type=_suite_setting("samples", _whole_number), metavar="N",
-                     help=from_suite(f"random states per robot, at most {validation.MAX_SAMPLES}", suite.samples))
+                     help=from_suite(f"random states per robot, at most {validate.MAX_SAMPLES}", suite.samples))
     val.add_argument("--seed", type=_suite_setting("seed", _whole_number), metavar="S",
                      help=from_suite("random seed", suite.seed))
     val.add_argument("--rtol", type=_suite_setting("rtol"),
@@ -206,7 +206,7 @@ def _friction_arguments(fr) -> None:
     fr.add_argument("--duration", type=_within(1e-3, 1e4, " s"), default=2.0, metavar="SECONDS",
                     help="trajectory duration, from 0.001 to 10000 s")
     fr.add_argument("--samples", type=_count(2), default=201, metavar="N",
-                    help=f"samples along it, from 2 to {validation.MAX_SAMPLES}")
+                    help=f"samples along it, from 2 to {validate.MAX_SAMPLES}")
     fr.add_argument("--at", type=_number, default=0.6, metavar="SECONDS",
                     help="time of the torque table, within the trajectory (0.6 s: Dhanaraj's Table 3.5)")
     fr.add_argument("--plot", metavar="FILE.png", help="write the torque-by-cause plot")

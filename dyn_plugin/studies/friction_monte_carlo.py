@@ -6,7 +6,7 @@ the friction parameters are only known within stated uncertainties.
 torque breakdown along a trajectory for each, and returns the envelope (percentiles,
 mean, standard deviation, extremes) of the friction torque per joint and time::
 
-    from dyn_plugin.friction.monte_carlo import Uncertainty, friction_envelope, plot_envelope
+    from dyn_plugin.studies.friction_monte_carlo import Uncertainty, friction_envelope, plot_envelope
 
     model = dp.load_robot("puma560")
     env = friction_envelope(model, samples=256)                      # bundled data, ±20 % (below)
@@ -56,7 +56,7 @@ and on any dask cluster, and adding an uncertainty to one parameter does not cha
 draws of the others.
 
 ``import dyn_plugin`` does not import this module, and this module never imports dask: a
-client given to :func:`friction_envelope` (:func:`dyn_plugin.dask.connect`) is only called.
+client given to :func:`friction_envelope` (:func:`dyn_plugin.cluster.connect`) is only called.
 """
 
 from __future__ import annotations
@@ -70,10 +70,10 @@ from typing import Optional
 import numpy as np
 
 from ..errors import InputError, ModelError
-from .uncertainty import (DEFAULT_UNCERTAINTY, PARAMETERS, Spec, Uncertainty, _check_counts, _chunk_models, _chunks,
-                          _coerce_uncertainty, _plans, read_uncertainty, sample_friction)
+from .friction_uncertainty import (DEFAULT_UNCERTAINTY, PARAMETERS, Spec, Uncertainty, _check_counts, _chunk_models,
+                                   _chunks, _coerce_uncertainty, _plans, read_uncertainty, sample_friction)
 
-# The study's whole surface, the uncertainty statements included (defined in .uncertainty).
+# The study's whole surface, the uncertainty statements included (defined in .friction_uncertainty).
 __all__ = ["DEFAULT_UNCERTAINTY", "FrictionEnvelope", "PARAMETERS", "Spec", "Uncertainty", "friction_envelope",
            "plot_envelope", "read_uncertainty", "sample_friction"]
 
@@ -178,7 +178,7 @@ def _check_levels(percentiles) -> np.ndarray:
 
 
 def _check_trajectory(model, trajectory) -> tuple:
-    from .study import reference_trajectory
+    from .friction_study import reference_trajectory
 
     if trajectory is None:
         return reference_trajectory(model)
@@ -210,7 +210,7 @@ def _check_trajectory(model, trajectory) -> tuple:
 def _data_file(model, friction) -> Optional[Path]:
     """The friction data file ``resolve_friction`` reads for these arguments, if any."""
     from ..robots import BUNDLED, robot_path
-    from .parameters import FrictionModel, friction_file
+    from ..friction.parameters import FrictionModel, friction_file
 
     if isinstance(friction, FrictionModel) or friction in ("urdf", "none"):
         return None
@@ -248,8 +248,7 @@ def friction_envelope(model, friction=None, uncertainty=None, samples: int = 256
     Returns a :class:`FrictionEnvelope`.  Memory: the K × T × n sample torques are held
     for the percentiles (K = 10⁴, T = 201, n = 6: 97 MB).
     """
-    from ..backends.registry import get_backend
-    from ..backends.registry import backends
+    from ..backends.registry import backends, get_backend
 
     samples, seed, chunk_size = _check_counts(samples, seed, chunk_size)
     levels = _check_levels(percentiles)
@@ -345,6 +344,6 @@ def plot_envelope(result: FrictionEnvelope, path) -> Path:
         description = description[:117] + "..."
     fig.suptitle(f"{result.robot}, friction '{result.friction}': friction torque over K = {result.samples} samples\n"
                  f"uncertainty: {description}", fontsize=10)
-    from .study import save_figure
+    from .friction_study import save_figure
 
     return save_figure(fig, path)

@@ -1,9 +1,9 @@
 """Scale out on Dask: a cluster in one call, and the dynamics over dask arrays.
 
->>> import dyn_plugin as dp, dyn_plugin.dask as dpd
->>> client = dpd.connect()                          # a LocalCluster: one process per core
+>>> import dyn_plugin as dp, dyn_plugin.cluster as dpc
+>>> client = dpc.connect()                          # a LocalCluster: one process per core
 >>> be = dp.get_backend("newton_euler", dp.load_robot("puma560"))
->>> tau = dpd.inverse_dynamics(be, Q, QD, QDD)      # lazy (N, n) dask array; Q... dask or numpy
+>>> tau = dpc.inverse_dynamics(be, Q, QD, QDD)      # lazy (N, n) dask array; Q... dask or numpy
 >>> tau.compute()                                   # equal bit for bit to be.inverse_dynamics
 
 Workers never receive a backend object (compiled kernels do not travel): they receive a

@@ -8,10 +8,11 @@
 with I the inertia about the frame origin, I = I_c + m [c]× [c]×ᵀ
 (:meth:`dyn_plugin.model.RobotModel.inertial_parameters`).
 
-The recursion is Newton-Euler's, made linear in θ.  A forward pass gives, in each body's
-frame, the angular velocity ω, angular acceleration ω̇ and the classical acceleration a
-of the frame origin (gravity as an upward acceleration of the base).  Body i's wrench about
-its origin is linear in its own parameters:
+The recursion is Newton-Euler's, made linear in θ.  Its forward pass is the reference's
+own, :func:`dyn_plugin.algorithms.newton_euler.forward_pass` (Fu, Gonzalez & Lee Table 3.3,
+3.3-50 to 3.3-52): in each body's frame, the angular velocity ω, angular acceleration ω̇
+and the classical acceleration a of the frame origin (gravity as an upward acceleration of
+the base).  Body i's wrench about its origin is linear in its own parameters:
 
     f = m a + ω̇ × (m c) + ω × (ω × (m c))
     n = I ω̇ + ω × (I ω) + (m c) × a
@@ -25,7 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kinematics import PRISMATIC, cross, link_placements, skew
+from ..kinematics import PRISMATIC, skew
+from .newton_euler import forward_pass
 
 PARAMETERS = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 """Names of the ten parameters of one body, in θ's order (pinocchio's)."""
@@ -58,45 +60,12 @@ def body_regressor(w: np.ndarray, dw: np.ndarray, a: np.ndarray) -> np.ndarray:
     return A
 
 
-def kinematics(model, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray):
-    """Forward pass: ω, ω̇, a − g of every body (N, n, 3) in its frame, and the placements
-    (R (N, n, 3, 3), p (N, n, 3)) of each body in its parent."""
-    R, p = link_placements(model, q)
-    N, n = q.shape
-    w = np.zeros((N, n, 3))
-    dw = np.zeros((N, n, 3))
-    a = np.zeros((N, n, 3))
-    gravity = np.broadcast_to(-np.asarray(model.gravity, dtype=float), (N, 3))
-    for i in range(n):
-        parent = int(model.parents[i])
-        Rt = np.swapaxes(R[:, i], -1, -2)
-        if parent < 0:
-            w_p, dw_p, a_p = np.zeros((N, 3)), np.zeros((N, 3)), gravity
-        else:
-            w_p, dw_p, a_p = w[:, parent], dw[:, parent], a[:, parent]
-            a_p = a_p + cross(dw_p, p[:, i]) + cross(w_p, cross(w_p, p[:, i]))
-        w_in = np.einsum("nij,nj->ni", Rt, w_p)
-        dw_in = np.einsum("nij,nj->ni", Rt, dw_p)
-        a_in = np.einsum("nij,nj->ni", Rt, a_p)
-        axis = model.axes[i]
-        rate = qd[:, i, None] * axis
-        if model.joint_types[i] == PRISMATIC:
-            w[:, i] = w_in
-            dw[:, i] = dw_in
-            a[:, i] = a_in + 2.0 * cross(w_in, rate) + qdd[:, i, None] * axis
-        else:
-            w[:, i] = w_in + rate
-            dw[:, i] = dw_in + qdd[:, i, None] * axis + cross(w_in, rate)
-            a[:, i] = a_in
-    return w, dw, a, R, p
-
-
 def joint_torque_regressor(model, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
     """Y (N, n, 10 n) with τ = Y θ for states (N, n) of a fixed-base model without mimic
     joints (validated by the caller); θ = ``model.inertial_parameters().ravel()``."""
     model.require_fixed_joint_space("the regressor")
     N, n = q.shape
-    w, dw, a, R, p = kinematics(model, q, qd, qdd)
+    w, dw, a, R, p = forward_pass(model, q, qd, qdd)             # ω, ω̇, a − g in each body's frame
     A = body_regressor(w, dw, a)                                  # (N, n, 6, 10)
     Y = np.zeros((N, n, 10 * n))
     prismatic = [t == PRISMATIC for t in model.joint_types]

@@ -4,7 +4,7 @@
 is known; :func:`read_uncertainty` reads them from a friction data file's ``[uncertainty]``
 table; :func:`sample_friction` draws :class:`~dyn_plugin.friction.parameters.FrictionModel`
 samples within them.  The Monte-Carlo study built on them, its defaults (±20 %, assumed)
-and its seeding are described in :mod:`dyn_plugin.friction.monte_carlo`.
+and its seeding are described in :mod:`dyn_plugin.studies.friction_monte_carlo`.
 """
 
 
@@ -210,7 +210,7 @@ def read_uncertainty(source: Union[str, os.PathLike], profile: Optional[str] = N
         bearing_mu = { range = [0.05, 0.15], source = "..." }
     """
     from ..datafile import read_toml
-    from .parameters import friction_file
+    from ..friction.parameters import friction_file
 
     bundled = friction_file(str(source))
     path = bundled if bundled is not None else Path(source)
@@ -432,7 +432,7 @@ def _draw(plan: _Plan, u: np.ndarray) -> np.ndarray:
 
 def _sampled_models(friction, plans: dict, u: np.ndarray) -> list:
     """One FrictionModel per row of u (k, len(PARAMETERS), n)."""
-    from .models import EfficiencyCurve, VelocityFriction
+    from ..friction.models import EfficiencyCurve, VelocityFriction
 
     drawn = {p: _draw(plan, u[:, plan.draw, :]) for p, plan in plans.items()}
     # static >= Coulomb in every sample: a static level drawn below its sampled Coulomb level is raised to it

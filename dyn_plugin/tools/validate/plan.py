@@ -1,8 +1,8 @@
 """What ``dyn-plugin validate`` compares, and what it asks of each backend.
 
 The quantities a suite can name are defined here (:data:`QUANTITIES`, :data:`DERIVATIVES`,
-:data:`STEPPING`; ``bristles`` in :mod:`.bristle_validation`).  A backend is asked only for
-what the :class:`~dyn_plugin.backends.base.Backend` interface gives every backend (τ and M,
+:data:`STEPPING`, and :data:`BRISTLES`, checked in :mod:`.bristles`).  A backend is asked only
+for what the :class:`~dyn_plugin.backends.base.Backend` interface gives every backend (τ and M,
 which it implements, and the defaults derived from them: gravity, bias, C q̇, q̈; so also
 pybullet's stepping and trajectories, which need q̈) and for what its declared capabilities
 promise (:data:`dyn_plugin.backends.base.CAPABILITIES`: ``derivatives`` for dtau and dqdd,
@@ -21,10 +21,8 @@ from typing import Optional
 
 import numpy as np
 
-from .bristle_validation import BRISTLES
-
-__all__ = ["DERIVATIVES", "QUANTITIES", "REFUSED", "STEPPING", "TRAJECTORIES", "WHY", "Skip", "asked", "refusal",
-           "skip_lines"]
+__all__ = ["BRISTLES", "DERIVATIVES", "QUANTITIES", "REFUSED", "STEPPING", "TRAJECTORIES", "WHY", "Skip", "asked",
+           "refusal", "skip_lines"]
 
 
 def _coriolis_times_velocity(backend, s) -> np.ndarray:
@@ -55,6 +53,9 @@ STEPPING = {
     "traj_zero": "1 s trajectory under zero torque, semi-implicit Euler, q against pybullet's",
     "traj_gravity": "1 s trajectory under gravity compensation τ = g(q), q against pybullet's",
 }
+# Dynamic friction against physical oracles (capability ``stepping``; :mod:`.bristles`).
+BRISTLES = {"bristles": "a LuGre law on every joint (friction backends): steady sliding = LuGre eq. (5), no "
+                        "energy gained, first-order convergence to Radau IIA, Dahl's hysteresis loop tip"}
 WITH_FRICTION = ("tau", "qdd")   # of QUANTITIES, those a friction backend's friction enters
 REFUSED = "its factory refused the model: "   # the start of the reason of a Skip made by refusal()
 

@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backends.registry import declared, get_backend
-from ..friction import bristles as br
-from ..friction.bristles import Bristles
-from ..friction.parameters import FrictionModel
+from ...backends.registry import declared, get_backend
+from ...friction import bristles as br
+from ...friction.bristles import Bristles
+from ...friction.parameters import FrictionModel
+from .compare import comparison
 
-BRISTLES = {"bristles": "a LuGre law on every joint (friction backends): steady sliding = LuGre eq. (5), no "
-                        "energy gained, first-order convergence to Radau IIA, Dahl's hysteresis loop tip"}
 REFERENCE = "physics"
 ORDER_WINDOW = 0.05        # s of swing compared with Radau
 ORDER_TOL = 0.1            # |observed order − 1|
@@ -77,22 +76,20 @@ def comparisons(suite, model, names, q0, qd0) -> list:
 
 
 def _comparisons(suite, model, steppers, q0, qd0) -> list:
-    from .validation import _comparison
-
     law = validation_lugre(model, suite.seed, suite.dt, q0)
     out = []
     for name in steppers:
         backend = get_backend(name, model, friction=FrictionModel.create(model, dynamic=law, name="validation LuGre",
                                                                          source=f"random, seed {suite.seed}"))
         ours, reference = _steady(backend, law, q0, suite.dt)
-        out.append(_comparison(model.name, name, REFERENCE, "bristles_steady", ours[None], reference[None], suite.rtol))
-        out.append(_comparison(model.name, name, REFERENCE, "bristles_energy", [[_energy_gain(backend, law, q0, qd0,
-                                                                                                suite)]], [[0.0]],
-                               suite.rtol))
-        out.append(_comparison(model.name, name, REFERENCE, "bristles_order",
-                               [_orders(backend, q0, qd0, min(suite.dt, ORDER_STEP))], [[1.0, 1.0]], ORDER_TOL))
+        out.append(comparison(model.name, name, REFERENCE, "bristles_steady", ours[None], reference[None], suite.rtol))
+        out.append(comparison(model.name, name, REFERENCE, "bristles_energy", [[_energy_gain(backend, law, q0, qd0,
+                                                                                               suite)]], [[0.0]],
+                              suite.rtol))
+        out.append(comparison(model.name, name, REFERENCE, "bristles_order",
+                              [_orders(backend, q0, qd0, min(suite.dt, ORDER_STEP))], [[1.0, 1.0]], ORDER_TOL))
     tip, expected = _dahl_tips(law)
-    out.append(_comparison(model.name, "bristles", REFERENCE, "dahl_loop", tip[None], expected[None], suite.rtol))
+    out.append(comparison(model.name, "bristles", REFERENCE, "dahl_loop", tip[None], expected[None], suite.rtol))
     return out
 
 
@@ -100,7 +97,7 @@ def _steady(backend, law, q0, dt) -> tuple:
     """(bristle torque at the end, LuGre eq. (5)) (n,) each, N·m, under τ = bias + F_ss(v*) +
     M (v* − q̇)/dt, run until the slowest bristle relaxation, e^(−|v*| t / z_ss) with
     z_ss ≤ F_S/σ0, has decayed to e^(−40)."""
-    from ..simulate import simulate
+    from ...simulate import simulate
 
     n = len(law.sigma0)
     target = np.where(np.arange(n) % 2 == 0, 1.0, -1.0) * np.linspace(0.3, 0.8, n)
@@ -116,7 +113,7 @@ def _steady(backend, law, q0, dt) -> tuple:
 
 def _energy_gain(backend, law, q0, qd0, suite) -> float:
     """The largest one-step gain of T + V + ½ Σ σ0 z² over the swing, relative to its largest T (J/J)."""
-    from ..simulate import simulate
+    from ...simulate import simulate
 
     trajectory = simulate(backend, q0, qd0, np.zeros(len(qd0)), suite.duration, suite.dt, on_limit="ignore")
     energy = trajectory.energy + 0.5 * (law.sigma0 * trajectory.friction_state ** 2).sum(axis=1)
@@ -132,7 +129,7 @@ def _orders(backend, q0, qd0, dt) -> list:
     0.92, 0.96, 0.98, 0.99."""
     from scipy.integrate import solve_ivp
 
-    from ..simulate import simulate
+    from ...simulate import simulate
 
     n = len(qd0)
 

@@ -1,4 +1,4 @@
-"""URDF in and out.
+"""Reading URDF.
 
 Reading is our own, over lxml, and looks only at what the dynamics use: the links and
 their ``<inertial>``, the joints with their ``<origin>``, ``<axis>``, ``<limit>`` and
@@ -23,18 +23,18 @@ from typing import Optional, Union
 import numpy as np
 from lxml import etree
 
-from .errors import ModelError, URDFError, URDFWarning, argument
-from .kinematics import PRISMATIC, REVOLUTE, make_transform, matrix_to_rpy, parallel_axis, rot_x, rot_y, rot_z
-from .mimic import Mimic
-from .mimic import resolve as resolve_mimic
-from .model import DEFAULT_GRAVITY, Frame, RobotModel, check_link_inertia, non_psd_problem
+from ..errors import ModelError, URDFError, URDFWarning, argument
+from ..kinematics import PRISMATIC, REVOLUTE, BodySum, make_transform, rot_x, rot_y, rot_z
+from ..mimic import Mimic
+from ..mimic import resolve as resolve_mimic
+from ..model import DEFAULT_GRAVITY, Frame, RobotModel, check_link_inertia, non_psd_problem
 
 MOVING_TYPES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
 SUPPORTED_TYPES = set(MOVING_TYPES) | {"fixed"}
 
 
 def load_urdf(path: Union[str, os.PathLike], *, strict: bool = False, gravity=DEFAULT_GRAVITY,
-              floating_base: bool = False, mimic: bool = False, lock=None) -> RobotModel:
+              floating_base: bool = False, mimic: bool = False, locked=()) -> RobotModel:
     """Build a :class:`RobotModel` from a URDF file.
 
     Parameters
@@ -55,9 +55,8 @@ def load_urdf(path: Union[str, os.PathLike], *, strict: bool = False, gravity=DE
         ``<mimic>`` joints follow their leader (reduced coordinates, pinocchio's
         ``mimic=True``; see :mod:`dyn_plugin.mimic`); by default they are independent
         degrees of freedom, with a :class:`~dyn_plugin.errors.URDFWarning` naming them.
-    lock : list of joint names, or dict {name: value (rad or m)}, optional
-        Joints held fixed (:meth:`RobotModel.lock`); a mimic joint that ends up locked is
-        not warned about.
+    locked : names of joints the caller holds fixed next (:func:`dyn_plugin.load_robot`'s
+        ``lock``, :func:`dyn_plugin.locking.lock_joints`): such a mimic joint is not warned about.
     """
     path = Path(path)
     try:
@@ -65,30 +64,27 @@ def load_urdf(path: Union[str, os.PathLike], *, strict: bool = False, gravity=DE
     except OSError as exc:
         raise URDFError(f"cannot read URDF file {str(path)!r}: {exc.strerror or exc}") from None
     model = load_urdf_string(data, strict=strict, gravity=gravity, source=str(path), floating_base=floating_base,
-                             mimic=mimic, lock=lock)
+                             mimic=mimic, locked=locked)
     return dataclasses.replace(model, source_path=str(path.resolve()))
 
 
 def load_urdf_string(text: Union[str, bytes], *, strict: bool = False, gravity=DEFAULT_GRAVITY,
                      source: str = "<string>", floating_base: bool = False, mimic: bool = False,
-                     lock=None) -> RobotModel:
+                     locked=()) -> RobotModel:
     """Build a :class:`RobotModel` from URDF text (str, or bytes in the encoding the XML
     declaration names); see :func:`load_urdf`."""
-    root, text = _parse_xml(text, source)
-    links = _read_links(root, source)
+    root, text = parse_xml(text, source)
+    links = read_links(root, source)
     joints = _read_joints(root, links, source)
     base = _find_root(links, joints, source)
     model = _assemble(root.get("name") or "robot", base, links, joints, text, source, strict, gravity)
     relations = _read_mimics(root, source, numbers=mimic)
     if relations and mimic:
         model = dataclasses.replace(model, mimic=resolve_mimic(model.joint_names, relations, f"{source}: "))
-    every_joint = model.joint_names
-    model = model.with_floating_base(floating_base)
-    model = model if lock is None else model.lock(lock)
-    unlocked = [relation for relation in relations if relation.joint in model.joint_names]
+    unlocked = [relation for relation in relations if relation.joint not in set(locked)]
     if unlocked and not mimic:
-        _warn_about_mimic_joints(unlocked, every_joint, source)
-    return model
+        _warn_about_mimic_joints(unlocked, model.joint_names, source)
+    return model.with_floating_base(floating_base)
 
 
 # -- reading the XML ---------------------------------------------------------------------
@@ -97,7 +93,7 @@ _XML_DECLARATION = re.compile(rb"^\s*<\?xml[^>]*\?>")
 _VERSION = re.compile(rb"""version\s*=\s*["'][^"']*["']""")
 
 
-def _parse_xml(text: Union[str, bytes], source: str):
+def parse_xml(text: Union[str, bytes], source: str):
     """The ``<robot>`` element and the document as text (what the reference engines load).
 
     An XML declaration with a version other than 1.0 (``<?xml version="0.0"?>`` occurs in
@@ -166,7 +162,7 @@ class _Inertial:
     frame: np.ndarray
 
 
-def _read_links(root, source: str) -> dict:
+def read_links(root, source: str) -> dict:
     """Link name -> :class:`_Inertial` or None (no ``<inertial>``), in document order."""
     links = {}
     for number, link in enumerate(root.findall("link"), start=1):
@@ -322,30 +318,6 @@ def _find_root(links: dict, joints: list, source: str) -> str:
 # -- assembling the tree ---------------------------------------------------------------
 
 
-class _Body:
-    """Mass, first moment and inertia about the body origin, accumulated over merged links."""
-
-    def __init__(self):
-        self.mass = 0.0
-        self.first_moment = np.zeros(3)
-        self.inertia_at_origin = np.zeros((3, 3))
-
-    def add(self, mass: float, com: np.ndarray, inertia_com: np.ndarray) -> None:
-        self.mass += mass
-        self.first_moment += mass * com
-        self.inertia_at_origin += inertia_com + parallel_axis(mass, com)
-
-    def com_and_inertia(self):
-        """Centre of mass and inertia about it.  A massless body (a rotor-like link of a
-        DH-derived model) has no centre of mass; its rotational inertia is kept, placed at
-        the body origin (with no mass, the parallel-axis terms of every merged link vanish,
-        so the inertia about any point is the same)."""
-        if self.mass <= 0:
-            return np.zeros(3), self.inertia_at_origin.copy()
-        com = self.first_moment / self.mass
-        return com, self.inertia_at_origin - parallel_axis(self.mass, com)
-
-
 def _assemble(name, base, links, joints, text, source, strict, gravity) -> RobotModel:
     """Walk the tree from the root: merge fixed children into their moving body, number
     moving joints depth-first.  Links without ``<inertial>`` weigh 0 kg (as in pinocchio).
@@ -372,7 +344,7 @@ def _assemble(name, base, links, joints, text, source, strict, gravity) -> Robot
     if len(parts) < len(links):
         raise URDFError(f"{source}: links {sorted(set(links) - _reached(base, children))} are not connected to the "
                         f"root link {base!r} (their joints form a loop)")
-    bodies, root = [_Body() for _ in moving], _Body()              # root: the base and the links fixed to it
+    bodies, root = [BodySum() for _ in moving], BodySum()              # root: the base and the links fixed to it
     without_inertial, base_without_inertial = [], []              # (the latter move only with a floating base)
     sizes = np.bincount([body + 1 for body, _, _ in parts], minlength=len(moving) + 1)   # URDF links per body
     for body, link, X in parts:
@@ -403,7 +375,7 @@ def _reached(base: str, children: dict) -> set:
     return seen
 
 
-def _add_inertial(body: _Body, inertial: Optional[_Inertial], link: str, X: np.ndarray, where: str,
+def _add_inertial(body: BodySum, inertial: Optional[_Inertial], link: str, X: np.ndarray, where: str,
                   strict: bool, without_inertial: list, welded: bool) -> None:
     """Add a link's inertial data, placed at ``X`` in the body's frame (``welded``: the body
     has other links, or is the base; see :func:`check_link_inertia`)."""
@@ -445,160 +417,3 @@ def _model_from_joints(name, joints, bodies, text, gravity, base):
         damping=damping, friction=friction, continuous=continuous.astype(bool),
         gravity=np.asarray(gravity, dtype=float), source_urdf=text, base_link=base,
     )
-
-
-# -- writing ---------------------------------------------------------------------------
-
-
-def _fmt(values) -> str:
-    """Numbers written with repr precision, so that reading them back is exact."""
-    return " ".join(repr(float(v) + 0.0) for v in np.atleast_1d(values))  # + 0.0 turns -0.0 into 0.0
-
-
-@dataclasses.dataclass
-class LinkElement:
-    """What :func:`urdf_document` writes of a ``<link>``: its name and, unless ``inertia``
-    is None, an ``<inertial>`` with ``mass`` (kg), the pose ``inertial_origin`` (4×4) of its
-    frame in the link frame and the inertia ``inertia`` (3×3, kg·m²) in that frame."""
-
-    name: str
-    mass: float = 0.0
-    inertial_origin: np.ndarray = dataclasses.field(default_factory=lambda: np.eye(4))
-    inertia: Optional[np.ndarray] = None
-    comment: Optional[str] = None
-
-
-@dataclasses.dataclass
-class JointElement:
-    """What :func:`urdf_document` writes of a ``<joint>``.  ``kind``: revolute, continuous,
-    prismatic or fixed; ``origin`` (4×4) the joint frame in the parent link's frame;
-    ``effort``/``velocity`` None for no ``<limit>``; ``lower``/``upper`` are written for
-    revolute and prismatic joints; ``<dynamics>`` only where damping or friction is non-zero."""
-
-    name: str
-    kind: str
-    parent: str
-    child: str
-    origin: np.ndarray
-    axis: Optional[np.ndarray] = None
-    lower: float = 0.0
-    upper: float = 0.0
-    effort: Optional[float] = None
-    velocity: Optional[float] = None
-    damping: float = 0.0
-    friction: float = 0.0
-    comment: Optional[str] = None
-
-
-def _comment(text: Optional[str]) -> list:
-    return [f"  <!-- {text.replace('--', '- -')} -->"] if text else []      # XML forbids "--" in comments
-
-
-def _origin_xml(T: np.ndarray) -> str:
-    return f'<origin xyz="{_fmt(T[:3, 3])}" rpy="{_fmt(matrix_to_rpy(T[:3, :3]))}"/>'
-
-
-def _link_element_xml(link: LinkElement) -> list:
-    out = _comment(link.comment)
-    if link.inertia is None:
-        return out + [f'  <link name="{link.name}"/>']
-    I = link.inertia
-    return out + [
-        f'  <link name="{link.name}">',
-        "    <inertial>",
-        f"      {_origin_xml(link.inertial_origin)}",
-        f'      <mass value="{_fmt(link.mass)}"/>',
-        f'      <inertia ixx="{_fmt(I[0, 0])}" ixy="{_fmt(I[0, 1])}" ixz="{_fmt(I[0, 2])}" '
-        f'iyy="{_fmt(I[1, 1])}" iyz="{_fmt(I[1, 2])}" izz="{_fmt(I[2, 2])}"/>',
-        "    </inertial>",
-        "  </link>",
-    ]
-
-
-def _joint_element_xml(joint: JointElement) -> list:
-    out = _comment(joint.comment) + [
-        f'  <joint name="{joint.name}" type="{joint.kind}">',
-        f'    <parent link="{joint.parent}"/>',
-        f'    <child link="{joint.child}"/>',
-        f"    {_origin_xml(joint.origin)}",
-    ]
-    if joint.kind != "fixed":
-        out.append(f'    <axis xyz="{_fmt(joint.axis)}"/>')
-    if joint.kind != "fixed" and joint.effort is not None:
-        # urdfdom takes no infinity: no limit is an absent lower/upper and an effort or
-        # velocity of 0 (what it means to our reader, and to nothing in the dynamics)
-        finite = lambda value: _fmt(value if np.isfinite(value) else 0.0)  # noqa: E731
-        limit = [f'effort="{finite(joint.effort)}"', f'velocity="{finite(joint.velocity)}"']
-        if joint.kind != "continuous":
-            limit = [f'{key}="{_fmt(value)}"' for key, value in (("lower", joint.lower), ("upper", joint.upper))
-                     if np.isfinite(value)] + limit
-        out.append(f'    <limit {" ".join(limit)}/>')
-    if joint.damping or joint.friction:
-        out.append(f'    <dynamics damping="{_fmt(joint.damping)}" friction="{_fmt(joint.friction)}"/>')
-    return out + ["  </joint>"]
-
-
-def urdf_document(name: str, elements, comment: Optional[str] = None) -> str:
-    """URDF text of a robot from :class:`LinkElement` and :class:`JointElement` records, in
-    the order given, numbers exact to the last bit: the one URDF writer (:func:`to_urdf`
-    and :func:`dyn_plugin.pybullet_bridge.body_urdf` build their records and call it)."""
-    lines = ['<?xml version="1.0"?>', f'<robot name="{name}">'] + _comment(comment)
-    for element in elements:
-        lines += _link_element_xml(element) if isinstance(element, LinkElement) else _joint_element_xml(element)
-    return "\n".join(lines + ["</robot>"]) + "\n"
-
-
-def to_urdf(model: RobotModel, comments: Optional[dict] = None) -> str:
-    """Write a model as URDF text (inertias full, numbers exact to the last bit).
-
-    ``comments`` optionally maps a joint or link name to a comment written above its
-    element, and ``"robot"`` to one below ``<robot>`` (used to carry provenance into the
-    bundled URDF files).  A model's armature has no URDF element: it is written in that
-    comment, and a model loaded back from the file has none.
-    """
-    comments = dict(comments or {})
-    if np.any(model.armature):   # URDF has no element for rotor inertia: recorded, not dropped unseen
-        armature = "armature (rotor inertia, kg·m² or kg; no URDF element, not loaded back): " + ", ".join(
-            f"{joint} {value!r}" for joint, value in zip(model.joint_names, model.armature.tolist()) if value)
-        comments["robot"] = armature if comments.get("robot") is None else f"{comments['robot']} {armature}"
-    elements: list = [LinkElement(model.base_link)]
-    for i in range(model.n):
-        elements.append(LinkElement(model.link_names[i], model.masses[i], make_transform(np.eye(3), model.coms[i]),
-                                    model.inertias[i], comments.get(model.link_names[i])))
-        elements.append(JointElement(
-            model.joint_names[i], "continuous" if model.continuous[i] else model.joint_types[i],
-            model.base_link if model.parents[i] < 0 else model.link_names[model.parents[i]], model.link_names[i],
-            make_transform(model.joint_rotations[i], model.joint_positions[i]), model.axes[i],
-            model.lower[i], model.upper[i], model.effort_limits[i], model.velocity_limits[i],
-            model.damping[i], model.friction[i], comments.get(model.joint_names[i])))
-    return urdf_document(model.name, elements, comments.get("robot"))
-
-
-def write_urdf(model: RobotModel, path: Union[str, os.PathLike], comments: Optional[dict] = None) -> Path:
-    """Write :func:`to_urdf` of the model to ``path``; returns the path."""
-    path = Path(path)
-    path.write_text(to_urdf(model, comments))
-    return path
-
-
-def urdf_text(model: RobotModel) -> str:
-    """The URDF a reference engine should load for this model: its source if it has one
-    (meshes and all), with every joint axis written as the unit vector the model uses.
-
-    pinocchio normalises a joint axis when it loads it, pybullet's stepping does not
-    (a ``0 0 1e-6`` axis makes it integrate a joint with a scaled-down axis); a source
-    whose axes are already unit is returned unchanged."""
-    if model.source_urdf is None:
-        return to_urdf(model)
-    root, _ = _parse_xml(model.source_urdf, "<model source>")
-    changed = False
-    for joint in root.findall("joint"):
-        element = joint.find("axis")
-        if joint.get("type") not in MOVING_TYPES or element is None:
-            continue
-        raw = _numbers(element, "xyz", 3, (1.0, 0.0, 0.0), "<model source>")
-        unit = _axis(joint, "<model source>")
-        if np.abs(raw - unit).max() > 0.0:
-            element.set("xyz", _fmt(unit))
-            changed = True
-    return etree.tostring(root, encoding="unicode") if changed else model.source_urdf

@@ -1,0 +1,143 @@
+"""Forward dynamics and the velocity step of a :class:`~.friction_backend.FrictionBackend`
+where friction is implicit in q̈ or set-valued: functions of the backend (the wrapper's
+short paths, and the friction-free parts they call, are in dyn_plugin/backends/friction_backend.py).
+
+* Load-dependent friction (bearings read the joint wrenches, the transmission the output
+  torque, both functions of q̈) makes τ_in(q̈) = τ implicit: :func:`solve_smooth` solves it by
+  Newton's method on q̈, each step halved until the residual shrinks, with the Jacobian
+  ∂τ_in/∂q̈ by forward differences (M + diag a without load-dependent friction).
+* Dry friction is set-valued at q̇ᵢ = 0: :func:`forward_with_stiction` gives a joint at rest
+  the stiction torque of maximum dissipation (:mod:`dyn_plugin.friction.stiction`): it
+  stays at rest while the torque it needs is within its static level, and starts against
+  that level otherwise.
+* :func:`impulse_step` is the velocity step ``FrictionBackend.velocity_step`` takes: the
+  free step, then the dry-friction impulse |λᵢ| ≤ Lᵢ dt that removes the most kinetic
+  energy (pybullet's velocity motor with targetVelocity 0), so sliding joints stop exactly.
+
+Every function takes validated (N, n) batches (N states of n joints); torques N·m (N for
+prismatic joints), q̈ rad/s² (m/s²).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import DynPluginError
+from ..friction import bristles
+from ..friction.law import direction
+from ..friction.stiction import solve_box_qp, sticking
+
+
+def dry_levels(backend, qd):
+    """(L⁺, L⁻) (N, n) and the dry torque d L of the current motion (with a dynamic law:
+    its steady state, levels g(q̇), torque g(q̇) sgn(q̇) + σ2 q̇)."""
+    positive, negative = backend.friction.levels(qd)
+    dry = backend.friction.dry_torque(qd)
+    dynamic = backend.friction.dynamic
+    if dynamic is not None:
+        level = bristles.stribeck_level(qd, dynamic)
+        positive, negative, dry = positive + level, negative + level, dry + bristles.steady_state_force(qd, dynamic)
+    return positive, negative, dry
+
+
+def forward_with_stiction(backend, q, qd, tau, load=None):
+    """q̈ (N, n) of validated (N, n) batches: friction solved with the rigid body
+    (:func:`solve_smooth`), then stiction on the joints at rest (:func:`_stiction`)."""
+    positive, negative, dry = dry_levels(backend, qd)
+    at_rest = (qd == 0) & ((positive > 0) | (negative > 0)) & backend._set_valued
+    qdd, J = solve_smooth(backend, q, qd, tau - dry, need_jacobian=bool(at_rest.any()), load=load)
+    if at_rest.any():
+        for k in np.nonzero(at_rest.any(axis=1))[0]:
+            qdd[k] = _stiction(backend, q[k], qd[k], tau[k] - dry[k], qdd[k], J[k], at_rest[k],
+                           positive[k], negative[k], None if load is None else load.take([k]))
+    return qdd
+
+
+def _stiction(backend, q, qd, rhs, qdd, J, rest, positive, negative, load=None):
+    """q̈ of one state with stiction torques λ on the joints at rest (maximum dissipation)."""
+    lam = np.zeros(int(rest.sum()))
+    for _ in range(50):
+        W = np.linalg.inv(J)[np.ix_(rest, rest)]
+        step = solve_box_qp(W, qdd[rest], -positive[rest] - lam, negative[rest] - lam)
+        lam = lam + step
+        pushed = rhs.copy()
+        pushed[rest] += lam
+        solved, J = solve_smooth(backend, q[None], qd[None], pushed[None], load=load)
+        qdd, J = solved[0], J[0]
+        if np.abs(step).max(initial=0.0) <= 1e-13 * max(1.0, np.abs(lam).max(initial=0.0)):
+            held = np.nonzero(rest)[0][sticking(lam, -positive[rest], negative[rest])]
+            qdd[held] = 0.0
+            return qdd
+    raise DynPluginError("stiction at the joints at rest did not converge")
+
+
+def impulse_step(backend, q, qd, tau, dt, implicit: bool) -> np.ndarray:
+    """Batch q̇⁺ (N, n): the free step (viscous implicit or not), then the dry impulses."""
+    positive, negative, dry = dry_levels(backend, qd)
+    set_valued = backend.friction.set_valued
+    qdd_free, J = solve_smooth(backend, q, qd, tau if set_valued else tau - dry)
+    if implicit:   # (J + dt D)(q̇⁺ − q̇) = dt J q̈_free = dt (τ − bias − D q̇)
+        W = np.linalg.inv(J + dt * np.diag(backend.friction.velocity.viscous))
+        after = qd + dt * np.einsum("nij,njk,nk->ni", W, J, qdd_free)
+    else:
+        W = np.linalg.inv(J)
+        after = qd + dt * qdd_free
+    if set_valued:
+        for k in range(len(q)):
+            lower, upper = -positive[k] * dt, negative[k] * dt
+            impulse = solve_box_qp(W[k], after[k], lower, upper)
+            after[k] += W[k] @ impulse
+            after[k, sticking(impulse, lower, upper)] = 0.0
+    return after
+
+
+def solve_smooth(backend, q, qd, rhs, need_jacobian: bool = True, load=None):
+    """q̈ with _smooth_input(q̈) = rhs, and the Jacobian J = ∂τ_in/∂q̈ (N, n, n) (or None)."""
+    start = rhs - backend.friction.velocity.viscous * qd
+    qdd = backend._rigid_forward_dynamics(q, qd, start if load is None else start + load.generalized)
+    if not backend.friction.load_dependent:
+        return qdd, (backend._batch_mass_matrix(q) if need_jacobian else None)
+    d = direction(qd, backend.friction.smoothing)
+    scale = np.maximum(1.0, np.abs(rhs).max(axis=1))
+    residual = _smooth_input(backend, q, qd, qdd, d, load) - rhs
+    for _ in range(50):
+        J = _smooth_input_jacobian(backend, q, qd, qdd, d, residual + rhs, load)
+        if np.all(np.abs(residual).max(axis=1) <= 1e-12 * scale):
+            return qdd, J
+        qdd, residual = _newton_step(backend, q, qd, qdd, d, rhs, residual, J, load)
+    raise DynPluginError("forward dynamics with load-dependent friction did not converge in 50 Newton steps "
+                         f"(largest residual {np.abs(residual).max():.3g} N·m)")
+
+
+def _smooth_input(backend, q, qd, qdd, d, load=None):
+    """τ_in without its dry-friction levels: transmission(τ_out) + viscous q̇ (under the
+    external ``load``, a :class:`~dyn_plugin.external.Load`, or None)."""
+    tau_out = backend._rigid_torque(q, qd, qdd, load) + backend._bearing(q, qd, qdd, d, load)
+    return backend._through_transmission(tau_out, d) + backend.friction.velocity.viscous * qd
+
+
+def _newton_step(backend, q, qd, qdd, d, rhs, residual, J, load=None):
+    """One Newton step, halved per state until the residual shrinks: the efficiency
+    kink at τ_out = 0 (slopes 1/η and η) otherwise traps plain Newton in a 2-cycle."""
+    step = np.linalg.solve(J, residual[..., None])[..., 0]
+    size = np.abs(residual).max(axis=1)
+    alpha = np.ones(len(q))
+    for _ in range(30):
+        trial = qdd - alpha[:, None] * step
+        trial_residual = _smooth_input(backend, q, qd, trial, d, load) - rhs
+        worse = np.abs(trial_residual).max(axis=1) >= size
+        if not worse.any():
+            break
+        alpha = np.where(worse, 0.5 * alpha, alpha)
+    return trial, trial_residual
+
+
+def _smooth_input_jacobian(backend, q, qd, qdd, d, value, load=None):
+    """Forward differences of _smooth_input in q̈, (N, n, n)."""
+    N, n = q.shape
+    h = 1e-7 * np.maximum(1.0, np.abs(qdd))                                     # (N, n)
+    shifted = qdd[:, None, :] + h[:, :, None] * np.eye(n)                        # (N, j, n)
+    rep = lambda x: np.repeat(x, n, axis=0)  # noqa: E731
+    repeated = None if load is None else load.take(np.repeat(np.arange(N), n))
+    plus = _smooth_input(backend, rep(q), rep(qd), shifted.reshape(N * n, n), rep(d), repeated).reshape(N, n, n)
+    return ((plus - value[:, None, :]) / h[:, :, None]).transpose(0, 2, 1)     # [state, i, j]
