@@ -1,11 +1,9 @@
 """Batch loops in parallel over the cores from PARALLEL_FROM states, and how many cores
-("workers") they use.  Two ways: loops compiled twice, serially and with numba's prange
+("workers") they use: loops compiled twice, serially and with numba's prange
 (:func:`serial_and_parallel`, :func:`for_size`: the compiled kernels of
-:mod:`dyn_plugin.compiled.kernels` and the friction law of :mod:`dyn_plugin.friction.law`),
-and one compiled function over a block of states, run by a parallel loop compiled once
-that takes it as a first-class function (:func:`run_blocks`: the generated code of
-:mod:`dyn_plugin.symbolic.emit`, whose bodies are large enough that compiling a prange copy
-of each would double its compile time).
+:mod:`dyn_plugin.compiled` and the friction law of :mod:`dyn_plugin.friction.law`).  (The
+generated code of :mod:`dyn_plugin.symbolic.emit` runs its blocks of states by one parallel
+loop compiled once, :func:`dyn_plugin.compiled.lanes.run_blocks`, with these workers.)
 numba is imported only when a loop is compiled or run in parallel, so that importing this
 module costs nothing.
 
@@ -98,42 +96,6 @@ def using_workers(workers: Optional[int]):
         yield
     finally:
         _local.workers = previous
-
-
-def run_blocks(blocks, N: int, chunk: int, *arrays) -> float:
-    """``blocks(a, b, c, out, start, stop)`` (a generated function of
-    :mod:`dyn_plugin.symbolic.emit` that releases the GIL and cuts its states into chunks of
-    ``chunk`` from ``start``) over the states 0..N−1 of ``arrays`` (its inputs, one to
-    three, then ``out``; fewer inputs are padded with the first, which it does not read):
-    at once for fewer than PARALLEL_FROM states or one worker, else split into
-    :func:`workers` contiguous blocks, each starting at a multiple of ``chunk``, run by
-    numba's threads (:func:`dyn_plugin.compiled.lanes.blocks_in_parallel`).  The chunks, and
-    so the results, are the same for any number of workers.  Returns the sum of what the
-    blocks return (0.0 when every entry they read and wrote is finite, else NaN)."""
-    *inputs, out = arrays
-    a, b, c = inputs + inputs[:1] * (3 - len(inputs))
-    count = workers() if N >= PARALLEL_FROM else 1
-    if count == 1:
-        return blocks(a, b, c, out, 0, N)
-    import numba
-
-    from .compiled.lanes import blocks_in_parallel
-
-    numba.set_num_threads(count)
-    return blocks_in_parallel()(_first_class(blocks), a, b, c, out, -(-N // (count * chunk)) * chunk)
-
-
-_FIRST_CLASS: dict = {}
-
-
-def _first_class(blocks):
-    """``blocks`` as a first-class function (:class:`dyn_plugin.compiled.lanes.FirstClassBlocks`),
-    made once per function."""
-    if blocks not in _FIRST_CLASS:
-        from .compiled.lanes import FirstClassBlocks
-
-        _FIRST_CLASS[blocks] = FirstClassBlocks(blocks)
-    return _FIRST_CLASS[blocks]
 
 
 def for_size(loops: tuple, N: int):

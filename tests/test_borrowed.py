@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import dyn_plugin as dp
-from dyn_plugin.compiled import borrowed, kernels
+from dyn_plugin.compiled import borrowed, entry_points, status
 
 N_JOINTS = 6
 
@@ -33,8 +33,8 @@ def test_arrays_are_borrowed_here():
     """On this CPython and NumPy the fields are where borrowed reads them: the entry points are
     not the dispatcher (which would be correct, but 0.3 µs slower a call)."""
     assert borrowed.AVAILABLE
-    entry = kernels.entry_point("inverse_dynamics")
-    assert entry is not kernels.single("inverse_dynamics")
+    entry = entry_points.entry_point("inverse_dynamics")
+    assert entry is not entry_points.single("inverse_dynamics")
     assert "numba" not in type(entry).__module__
 
 
@@ -62,7 +62,7 @@ REFUSED_VECTORS = {
 @pytest.mark.parametrize("position", [1, 2, 3, 4])
 def test_entry_point_refuses_anything_but_float64_vectors(puma, kind, position):
     fast, _ = puma
-    entry = kernels.entry_point("inverse_dynamics")
+    entry = entry_points.entry_point("inverse_dynamics")
     q, qd, qdd = _state()
     tau = np.full(N_JOINTS, 7.0)
     args = [fast._packed, q, qd, qdd, tau]
@@ -79,9 +79,9 @@ def test_entry_point_refuses_other_matrices(puma, make):
     q = _state()[0]
     M = np.zeros((N_JOINTS, N_JOINTS))
     with pytest.raises(TypeError, match=borrowed.REFUSED):
-        kernels.entry_point("mass_matrix")(fast._packed, q, make(M))
+        entry_points.entry_point("mass_matrix")(fast._packed, q, make(M))
     with pytest.raises(TypeError, match=borrowed.REFUSED):
-        kernels.entry_point("mass_matrix")(np.asfortranarray(fast._packed), q, M)
+        entry_points.entry_point("mass_matrix")(np.asfortranarray(fast._packed), q, M)
 
 
 def test_accepted_vectors_give_pinocchios_torque(puma):
@@ -95,16 +95,16 @@ def test_accepted_vectors_give_pinocchios_torque(puma):
     unpickled = pickle.loads(pickle.dumps(Q[1]))
     assert unpickled.dtype is not np.dtype(np.float64)            # the case this covers
     native = Q[2].astype("<f8" if sys.byteorder == "little" else ">f8")
-    entry = kernels.entry_point("inverse_dynamics")
+    entry = entry_points.entry_point("inverse_dynamics")
     for args in [(readonly, Q[1], Q[2]), (Q[0], unpickled, native), tuple(np.ascontiguousarray(Q))]:
         tau = np.empty(N_JOINTS)
-        assert entry(fast._packed, *args, tau) == kernels.OK
+        assert entry(fast._packed, *args, tau) == status.OK
         assert np.max(np.abs(tau - expected)) <= 1e-12 * np.max(np.abs(expected))
 
 
 def test_no_reference_is_kept_or_lost(puma):
     fast, _ = puma
-    entry = kernels.entry_point("inverse_dynamics")
+    entry = entry_points.entry_point("inverse_dynamics")
     q, qd, qdd = _state()
     tau, wrong = np.empty(N_JOINTS), q.astype(np.float32)
     before = [sys.getrefcount(x) for x in (fast._packed, q, qd, qdd, tau, wrong)]
@@ -145,7 +145,7 @@ def test_entry_of_gives_the_dispatcher_where_an_entry_point_would_trust_its_call
     assert borrowed.entry_of(plain) is plain
     with pytest.raises(TypeError):
         borrowed.entry_of(plain)(np.zeros(3, np.float32))
-    typed = kernels.single("inverse_dynamics")
+    typed = entry_points.single("inverse_dynamics")
     assert borrowed.entry_of(typed) is not typed
     monkeypatch.setattr(borrowed, "AVAILABLE", False)
     assert borrowed.entry_of(typed) is typed

@@ -18,8 +18,9 @@ import numpy as np
 import pytest
 
 import dyn_plugin as dp
-from dyn_plugin.compiled import CompiledDynamics, kernels, shifted_spd_solve
+from dyn_plugin.compiled import CompiledDynamics, entry_points, shifted_spd_solve, status
 from dyn_plugin.errors import InputError
+from dyn_plugin.loops import PARALLEL_FROM
 from dyn_plugin.terms import Terms
 from urdf_factory import random_tree_urdf
 
@@ -96,7 +97,7 @@ def test_mass_matrix_is_exactly_symmetric_and_blocks_branches(pair):
 
 def test_single_state_path_agrees_with_the_batch_path(pair):
     """One state runs the per-state kernels, a batch the recursions across SIMD lanes
-    (compiled.link_lanes), whose sums are formed in another order: τ and M agree to 1e-12,
+    (the lanes forms of compiled.newton_euler, articulated_body, composite_rigid_body), whose sums are formed in another order: τ and M agree to 1e-12,
     q̈ to the accuracy of the solve (all three are held to pinocchio in
     tests/test_link_lanes.py)."""
     fast, _ = pair
@@ -111,7 +112,7 @@ def test_single_state_path_agrees_with_the_batch_path(pair):
 
 def test_parallel_batches_equal_serial_ones():
     fast = dp.get_backend("newton_euler", dp.load_robot("puma560"))
-    q, qd, qdd = _states(fast.model, kernels.PARALLEL_FROM + 37)
+    q, qd, qdd = _states(fast.model, PARALLEL_FROM + 37)
     big = fast.inverse_dynamics(q, qd, qdd)
     small = np.concatenate([fast.inverse_dynamics(q[k:k + 500], qd[k:k + 500], qdd[k:k + 500])
                             for k in range(0, len(q), 500)])
@@ -213,8 +214,8 @@ def test_armature_is_on_the_diagonal_of_M_only():
     solved = shifted_spd_solve(plain.mass_matrix(q), a, tau - plain.bias_forces(q, qd))
     assert_same_accelerations(solved, qdd, rotors.mass_matrix(q))
     one = np.empty(model.n)
-    assert kernels.single("shifted_spd_solve")(plain.mass_matrix(q[:1])[0], a, (tau - plain.bias_forces(q, qd))[0],
-                                                one) == kernels.OK
+    assert entry_points.single("shifted_spd_solve")(plain.mass_matrix(q[:1])[0], a, (tau - plain.bias_forces(q, qd))[0],
+                                                one) == status.OK
     assert np.array_equal(one, solved[0])
     for mine, theirs in zip(rotors.joint_wrenches(q, qd, qdd), plain.joint_wrenches(q, qd, qdd)):
         assert np.array_equal(mine, theirs)
@@ -261,7 +262,7 @@ def test_generated_numba_backend_equals_the_reference(index, symbolic_cache):
     model = MODELS[index]
     fast = dp.get_backend("symbolic_numba", model)
     ref = dp.get_backend("newton_euler", model, compiled=False)
-    q, qd, qdd = _states(model, kernels.PARALLEL_FROM + 5, seed=7)
+    q, qd, qdd = _states(model, PARALLEL_FROM + 5, seed=7)
     tau = ref.inverse_dynamics(q, qd, qdd)
     assert rel(fast.inverse_dynamics(q, qd, qdd), tau) <= TOL
     M = ref.mass_matrix(q)
@@ -283,14 +284,14 @@ def test_generated_numba_backend_equals_the_reference(index, symbolic_cache):
 def test_the_kernels_cache_is_stamped_with_all_their_sources(tmp_path, monkeypatch):
     """numba keys cached machine code on the function's own file; ours on every file of
     dyn_plugin/compiled and the friction law (dyn_plugin.compiled.cache), since a kernel
-    inlines helpers of another file (mass_lanes from link_lanes, link_lanes from kernels)."""
+    inlines helpers of another file (composite_rigid_body from lane_blocks, scratch and vectors)."""
     import hashlib
     from pathlib import Path
 
     import numba
     from numba.core.caching import CacheImpl
 
-    from dyn_plugin.compiled import cache, mass_lanes
+    from dyn_plugin.compiled import cache, composite_rigid_body
 
     package = Path(dp.__file__).resolve().parent
     files = sorted(package.joinpath("compiled").glob("*.py")) + [package / "friction" / "law.py"]
@@ -299,7 +300,7 @@ def test_the_kernels_cache_is_stamped_with_all_their_sources(tmp_path, monkeypat
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     assert CacheImpl._locator_classes[0] is cache.PackageLocator
-    locator = mass_lanes.mass_matrix_lanes._cache._impl._locator
+    locator = composite_rigid_body.mass_matrix_lanes._cache._impl._locator
     assert isinstance(locator, cache.PackageLocator)
     assert locator.get_source_stamp()[1] == digest.hexdigest()
     elsewhere = tmp_path / "elsewhere.py"

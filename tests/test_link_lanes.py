@@ -1,5 +1,5 @@
-"""The recursions across SIMD lanes (dyn_plugin.compiled.link_lanes), the batch path of
-``newton_euler``'s inverse dynamics (and its bias, gravity and velocity terms), forward
+"""The recursions across SIMD lanes (the lanes forms of dyn_plugin.compiled.newton_euler,
+articulated_body and composite_rigid_body), the batch path of ``newton_euler``'s inverse dynamics (and its bias, gravity and velocity terms), forward
 dynamics and mass matrix, against pinocchio's ``rnea``, ``nonLinearEffects``,
 ``computeGeneralizedGravity``, ``aba`` and ``crba``.
 
@@ -19,8 +19,9 @@ import pinocchio as pin
 import pytest
 
 import dyn_plugin as dp
-from dyn_plugin.compiled import link_lanes, kernels
+from dyn_plugin.compiled import lane_blocks
 from dyn_plugin.compiled.lanes import EXACT_RANGE
+from dyn_plugin.loops import PARALLEL_FROM
 from dyn_plugin.urdf import urdf_text
 from pinocchio_twin import PinocchioTwin
 from urdf_factory import random_tree_urdf
@@ -133,7 +134,7 @@ def test_a_state_is_the_same_wherever_it_stands_in_a_batch(method):
 def test_workers_give_the_same_bits(method):
     be = dp.get_backend("newton_euler", dp.load_robot("puma560"))
     f = _three(method)(getattr(be, method))
-    q, qd, x = _states(be.model, kernels.PARALLEL_FROM + 3 * link_lanes.BLOCK + 5, seed=2)
+    q, qd, x = _states(be.model, PARALLEL_FROM + 3 * lane_blocks.BLOCK + 5, seed=2)
     with dp.using_workers(1):
         one = f(q, qd, x)
     with dp.using_workers(2):

@@ -166,9 +166,9 @@ def _rigid(backend, method: str, *arrays):
 def _solver():
     """The compiled (M + diag d)⁻¹ b solvers: (batch, one state).  Imported on first use, so
     that importing this module (``dp.with_friction``) does not import numba."""
-    from ..compiled import kernels, shifted_spd_solve
+    from ..compiled import entry_points, shifted_spd_solve
 
-    return shifted_spd_solve, kernels.single("shifted_spd_solve")
+    return shifted_spd_solve, entry_points.single("shifted_spd_solve")
 
 
 class FrictionBackend(Backend):

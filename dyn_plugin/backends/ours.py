@@ -15,7 +15,7 @@ from ..algorithms import articulated_body as aba
 from ..algorithms import composite_rigid_body as crba
 from ..algorithms import lagrange_euler as le
 from ..algorithms import newton_euler as ne
-from ..compiled import NO_SINGLE_STATE_PATH, CompiledDynamics, kernels
+from ..compiled import NO_SINGLE_STATE_PATH, CompiledDynamics, entry_points
 from ..errors import InputError
 from ..terms import Terms
 from .base import Backend, batch_args, check_finite
@@ -138,7 +138,7 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
         if self.compiled:
             self._rigid_kernels = self._fast          # the derivatives' kernels too (Backend's cached property)
 
-    # One state goes to the kernels' compiled entry points (kernels.entry_point), past numba's
+    # One state goes to the kernels' compiled entry points (entry_points.entry_point), past numba's
     # dispatcher, which would spend ~0.2 µs typing the five arrays.  The entry point borrows
     # the arrays (compiled.borrowed): anything but a C-contiguous numpy float64 vector raises
     # TypeError there (a batch too, in ~0.4 µs); the kernel checks the rest (length, finite
@@ -242,10 +242,10 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
 
     def single_state_kernels(self):
         """``((inverse, forward), P)``: the compiled one-state kernels and the packed model
-        they read (:mod:`dyn_plugin.compiled.kernels`), or None with ``compiled=False``."""
+        they read (:mod:`dyn_plugin.compiled.entry_points`), or None with ``compiled=False``."""
         if not self.compiled:
             return None
-        return (kernels.single("inverse_dynamics"), kernels.single("forward_dynamics")), self._fast.packed
+        return (entry_points.single("inverse_dynamics"), entry_points.single("forward_dynamics")), self._fast.packed
 
     def joint_wrenches(self, q, qd, qdd):
         """Force and moment that link ``parent(i)`` exerts on link ``i`` at joint ``i``.

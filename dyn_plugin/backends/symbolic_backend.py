@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import BackendError
 from ..symbolic.code_cache import load_generated
 from ..compiled import NO_SINGLE_STATE_PATH, SingleStateKernels
-from ..loops import run_blocks
+from ..compiled.lanes import run_blocks
 from .base import Backend
 from .ours import SingleStateFastPath
 
@@ -106,10 +106,9 @@ class SymbolicBackend(SingleStateFastPath, Backend):
     @functools.cached_property
     def _implicit_single(self):
         """The compiled one-state (A, dq, dv, A⁻¹) -> status of :mod:`dyn_plugin.compiled.derivatives`."""
-        from ..compiled import kernels
-        from ..compiled.derivatives import SIGNATURES
+        from ..compiled import entry_points
 
-        return kernels.single("implicit", SIGNATURES)
+        return entry_points.single("implicit")
 
     def inverse_dynamics_derivatives(self, q, qd, qdd):
         if self.lang == "numba" and getattr(q, "ndim", 0) == 1:      # one state: the typed generated function

@@ -1,8 +1,8 @@
 """Compiled rigid-body dynamics: the fast path of the ``newton_euler`` backend.
 
-:class:`CompiledDynamics` runs the numba kernels of :mod:`.kernels` (Newton-Euler, Fu
-Table 3.3; composite rigid body, Featherstone 2008 Table 6.2; articulated body,
-Featherstone 2008 Table 7.1) on a model packed by :mod:`.layout`.  It knows rigid bodies,
+:class:`CompiledDynamics` runs the numba kernels of :mod:`.newton_euler` (Fu Table 3.3),
+:mod:`.composite_rigid_body` (Featherstone 2008 Table 6.2) and :mod:`.articulated_body`
+(Featherstone 2008 Table 7.1) on a model packed by :mod:`.layout`.  It knows rigid bodies,
 their gravity (the model's) and rotor inertia (armature) on M's diagonal, nothing else;
 which terms of τ = M q̈ + C q̇ + g it evaluates is a :class:`~dyn_plugin.terms.Terms`.
 
@@ -14,7 +14,7 @@ n, and a non-zero status when the result is not finite (float64 overflow, e.g. q
 1e300), so that the caller falls back to the validating path and its clear error
 messages (see :class:`~dyn_plugin.backends.ours.SingleStateFastPath`).  Its
 ``entry_points`` are the same kernels past numba's dispatcher (``kernel(packed, ...)``,
-:func:`.kernels.entry_point`): they borrow their arrays (:mod:`.borrowed`) and raise
+:func:`.entry_points.entry_point`): they borrow their arrays (:mod:`.borrowed`) and raise
 TypeError for anything but C-contiguous numpy float64 arrays of the declared dimensions
 (:class:`~dyn_plugin.backends.ours.NewtonEulerBackend` calls them).
 """
@@ -33,7 +33,7 @@ from .cache import install as _stamp_the_cache
 
 _stamp_the_cache()                   # before any kernel below is decorated (see .cache)
 
-from . import derivatives, kernels, link_lanes, mass_lanes  # noqa: E402
+from . import articulated_body, cholesky, composite_rigid_body, derivatives, entry_points, newton_euler  # noqa: E402
 from .layout import pack_model
 
 __all__ = ["CompiledDynamics", "NO_SINGLE_STATE_PATH", "SingleStateKernels", "implicit_derivatives", "pack_model",
@@ -43,10 +43,10 @@ __all__ = ["CompiledDynamics", "NO_SINGLE_STATE_PATH", "SingleStateKernels", "im
 def shifted_spd_solve(M, d, B):
     """X (N, n) with (M[k] + diag d) X[k] = B[k], by Cholesky: M (N, n, n) symmetric (e.g.
     mass matrices), d (n,) (e.g. the armature), M + diag d positive definite.  The typed
-    one-state version is ``kernels.single("shifted_spd_solve")(M, d, b, x) -> status``."""
+    one-state version is ``entry_points.single("shifted_spd_solve")(M, d, b, x) -> status``."""
     M, d, B = contiguous(M, d, B)
     X = np.empty(B.shape)
-    for_size(kernels.shifted_spd_solve_batch, len(B))(M, d, B, X)
+    for_size(cholesky.shifted_spd_solve_batch, len(B))(M, d, B, X)
     return X
 
 
@@ -96,16 +96,16 @@ class CompiledDynamics:
     def __init__(self, model, armature=None):
         self.n = model.n
         self.packed = pack_model(model, armature)
-        self.single = SingleStateKernels(*(functools.partial(kernels.single(name), self.packed) for name in _SINGLE),
+        self.single = SingleStateKernels(*(functools.partial(entry_points.single(name), self.packed) for name in _SINGLE),
                                          checks_result=True)
-        self.entry_points = SingleStateKernels(*(kernels.entry_point(name) for name in _SINGLE), checks_result=True)
+        self.entry_points = SingleStateKernels(*(entry_points.entry_point(name) for name in _SINGLE), checks_result=True)
 
     @functools.cached_property
     def derivative_entry_points(self) -> tuple:
         """The one-state derivative kernels past numba's dispatcher (as ``entry_points``):
         ``(inverse(packed, q, qd, qdd, dq, dv), forward(packed, q, qd, tau, dq, dv, minv))``
         -> status, compiled on first use."""
-        return tuple(kernels.entry_point(name, derivatives.SIGNATURES)
+        return tuple(entry_points.entry_point(name)
                      for name in ("inverse_dynamics_derivatives", "forward_dynamics_derivatives"))
 
     # -- batches ---------------------------------------------------------------------------
@@ -120,48 +120,48 @@ class CompiledDynamics:
     def inverse_dynamics(self, q, qd, qdd):
         """τ = M(q) q̈ + C(q, q̇) q̇ + g(q), armature included (N, n)."""
         q, qd, qdd = contiguous(q, qd, qdd)
-        return self._torques(q, qd, qdd, kernels.TERM_ALL)
+        return self._torques(q, qd, qdd, newton_euler.TERM_ALL)
 
     def bias_forces(self, q, qd):
         """C(q, q̇) q̇ + g(q) (N, n)."""
         q, qd = contiguous(q, qd)
-        return self._torques(q, qd, q, kernels.TERM_BIAS)
+        return self._torques(q, qd, q, newton_euler.TERM_BIAS)
 
     def gravity_torques(self, q):
         """g(q) (N, n)."""
         (q,) = contiguous(q)
-        return self._torques(q, q, q, kernels.TERM_GRAVITY)
+        return self._torques(q, q, q, newton_euler.TERM_GRAVITY)
 
     def velocity_terms(self, q, qd):
         """C(q, q̇) q̇ alone: gravity off (N, n)."""
         q, qd = contiguous(q, qd)
-        return self._torques(q, qd, q, kernels.TERM_VELOCITY)
+        return self._torques(q, qd, q, newton_euler.TERM_VELOCITY)
 
     def _torques(self, q, qd, qdd, terms: int):
         tau = np.empty(q.shape)
-        for_size(link_lanes.inverse_dynamics_batch, len(q))(self.packed, q, qd, qdd, terms, tau)
+        for_size(newton_euler.inverse_dynamics_batch, len(q))(self.packed, q, qd, qdd, terms, tau)
         return tau
 
     def mass_matrix(self, q):
         """M(q) + diag(armature) (N, n, n), by the composite-rigid-body algorithm."""
         (q,) = contiguous(q)
         H = np.empty((len(q), self.n, self.n))
-        for_size(mass_lanes.mass_matrix_batch, len(q))(self.packed, q, H)
+        for_size(composite_rigid_body.mass_matrix_batch, len(q))(self.packed, q, H)
         return H
 
     def forward_dynamics(self, q, qd, tau):
         """q̈ (N, n) by the articulated-body algorithm, armature included, across SIMD lanes
-        (:mod:`.link_lanes`)."""
+        (:mod:`.articulated_body`)."""
         q, qd, tau = contiguous(q, qd, tau)
         qdd = np.empty(q.shape)
-        for_size(link_lanes.forward_dynamics_batch, len(q))(self.packed, q, qd, tau, qdd)
+        for_size(articulated_body.forward_dynamics_batch, len(q))(self.packed, q, qd, tau, qdd)
         return qdd
 
     def joint_wrenches(self, q, qd, qdd):
         """Joint reaction forces and moments (N, n, 3) each, in the joint frames."""
         q, qd, qdd = contiguous(q, qd, qdd)
         f, moment = np.empty(q.shape + (3,)), np.empty(q.shape + (3,))
-        for_size(kernels.joint_wrenches_batch, len(q))(self.packed, q, qd, qdd, f, moment)
+        for_size(newton_euler.joint_wrenches_batch, len(q))(self.packed, q, qd, qdd, f, moment)
         return f, moment
 
     # -- derivatives (:mod:`.derivatives`) ---------------------------------------------------

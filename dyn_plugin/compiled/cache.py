@@ -1,10 +1,10 @@
 """numba's on-disk cache of our kernels, stale when any of their source files changes.
 
 numba keys a function's cached machine code on the content of the function's own source
-file only.  Our kernels reach across files: the lanes batches call the per-state kernels'
-rows loops (kernels.py), inline helpers of link_lanes.py into mass_lanes.py, freeze
-constants of layout and lanes, and the friction law's fused kernels compile a rigid kernel
-in.  After an edit of one file, a kernel of another would load the old machine code.  So
+file only.  Our kernels reach across files: each algorithm's module inlines the helpers of
+vectors.py, scratch.py and lane_blocks.py, freezes the offsets of layout.py and lanes.py,
+derivatives.py inlines the per-state recursions, and the friction law's fused kernels
+compile a rigid kernel in.  After an edit of one file, a kernel of another would load the old machine code.  So
 every function defined in :data:`SOURCES` is cached under a stamp of all of them: an
 edit of any recompiles them all, once (a minute or two; users, who do not edit, never pay
 it).

@@ -1,6 +1,6 @@
 """numba kernels: analytic derivatives of inverse and forward dynamics.
 
-Inverse dynamics.  The Newton-Euler recursion of :mod:`.kernels` (``_rnea_state``) is
+Inverse dynamics.  The Newton-Euler recursion of :mod:`.newton_euler` (``_rnea_state``) is
 differentiated line by line, once per direction: a seed ``∂/∂q_j`` or ``∂/∂q̇_j`` enters
 at link j, travels outwards through j's subtree with the forward pass (ω, ω̇, v̇ and the
 link wrench F, N, each linear in the tangent) and back to the base with the backward pass.
@@ -28,9 +28,9 @@ Forward dynamics (Carpentier & Mansard §IV): with q̈ = FD(q, q̇, τ) and ID(q
 one articulated-body pass, the derivatives above, one composite-rigid-body pass and a
 Cholesky factorisation, per state.
 
-These kernels import their helpers from :mod:`.kernels`; numba's on-disk cache watches
-only this file, so change this file too (its :data:`KERNELS_LAYOUT`) when the layout of
-``kernels`` changes.
+This hand-differentiated tangent is a second statement of Newton-Euler; it is held to
+``_rnea_state`` run on dual numbers (:mod:`.traced`; ``tests/test_statements.py``), so a
+term added to the recursion and not here fails there.
 """
 
 from __future__ import annotations
@@ -38,23 +38,26 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .kernels import (_MATRIX, _MODEL, _OPTIONS, _VECTOR, ARMATURE, BAD_SHAPE, NOT_FINITE_RESULT, OK, CHUNK, FRAME, INERTIA, KIND, MASS, MOMENT, P_ROW, PARENT, R_ROW, ROWS,
-                      TERM_ALL, W_ACC, W_ALPHA, W_FORCE, W_MOMENT, W_OMEGA, _aba_state, _accumulate, _add,
-                      _col, _crba_state, _cross, _mat_t_vec, _mat_vec, _packed_mat_vec, _put, _row, _scale,
-                      _finite_result, _one, _scratch, _serial_and_parallel, _rnea_state, _status)
+from .articulated_body import _aba_state
+from .composite_rigid_body import _crba_state
+from .jit import CHUNK, inline as _inline, jit as _jit, serial_and_parallel as _serial_and_parallel
+from .layout import FRAME, INERTIA, KIND, MASS, MOMENT, PARENT, Offsets
+from .newton_euler import TERM_ALL, W_ACC, W_ALPHA, W_FORCE, W_MOMENT, W_OMEGA, W_ROWS, _rnea_state
+from .scratch import P_ROW, R_ROW, ROWS, _scratch
+from .status import BAD_SHAPE, NOT_FINITE_RESULT, OK, _finite_result, _one, _status
+from .vectors import _accumulate, _add, _col, _cross, _mat_t_vec, _mat_vec, _packed_mat_vec, _put, _row, _scale
 
-KERNELS_LAYOUT = (ROWS, R_ROW, P_ROW, W_OMEGA, W_ALPHA, W_ACC, W_FORCE, W_MOMENT, ARMATURE)   # see the docstring
-if KERNELS_LAYOUT != (27, 0, 3, 4, 5, 6, 7, 8, 36):
-    raise ImportError("dyn_plugin.compiled.derivatives: kernels' scratch or model layout changed; update "
-                      "KERNELS_LAYOUT here (this file) so that numba's cache of these kernels is invalidated")
-
-# rows of the scratch W for the tangents (the nominal pass keeps rows 0-8)
-T_OMEGA, T_ALPHA, T_ACC, T_FORCE, T_MOMENT = 9, 10, 11, 12, 13
-T_MARK = 14                   # W[i, T_MARK, 0] = 1.0 when link i's tangent may be non-zero
+# rows of the scratch W for the tangents, after the nominal pass's (newton_euler.W_ROWS, kept)
+TANGENT_ROWS = Offsets((("T_OMEGA", 1), ("T_ALPHA", 1), ("T_ACC", 1), ("T_FORCE", 1), ("T_MOMENT", 1),
+                        ("T_MARK", 1)),          # W[i, T_MARK, 0] = 1.0 when link i's tangent may be non-zero
+                       W_ROWS.end)
+T_OMEGA, T_ALPHA, T_ACC, T_FORCE, T_MOMENT, T_MARK = TANGENT_ROWS.at("T_OMEGA", "T_ALPHA", "T_ACC", "T_FORCE",
+                                                                     "T_MOMENT", "T_MARK")
+if TANGENT_ROWS.end > ROWS:
+    raise ImportError(f"dyn_plugin.compiled.derivatives: the tangents need {TANGENT_ROWS.end} rows of the scratch, "
+                      f"scratch.ROWS is {ROWS}")
 POSITION, VELOCITY, ACCELERATION = 0, 1, 2      # what a direction seeds: ∂/∂q_j, ∂/∂q̇_j, ∂/∂q̈_j
 
-_jit = nb.njit(**_OPTIONS)
-_inline = nb.njit(inline="always", **_OPTIONS)
 
 
 @_jit
@@ -205,7 +208,7 @@ inverse_dynamics_derivatives_batch = _serial_and_parallel(_inverse_dynamics_deri
 @_jit
 def _joint_wrench_derivatives_rows(P, Q, QD, QDD, DW):
     """DW (rows, 3, n, n, 6): ``[k, s, j, i]`` = ∂(f_i, n_i)/∂x_j of the joint wrenches (as
-    ``kernels._joint_wrenches_rows``: in joint i's URDF frame), x = q, q̇, q̈ for s = 0, 1, 2."""
+    ``newton_euler._joint_wrenches_rows``: in joint i's URDF frame), x = q, q̇, q̈ for s = 0, 1, 2."""
     n = P.shape[0] - 1
     W = _scratch(P)
     for k in range(Q.shape[0]):
@@ -311,7 +314,7 @@ def _forward_dynamics_derivatives_batch(P, Q, QD, TAU, QDD, DQ, DV, MINV):
 forward_dynamics_derivatives_batch = _serial_and_parallel(_forward_dynamics_derivatives_batch)
 
 
-# -- one state: arguments and result checked in the kernel (kernels.single, kernels.entry_point) --
+# -- one state: arguments and result checked in the kernel (entry_points.single, entry_points.entry_point) --
 
 @_jit
 def _finite_matrices(n, *matrices):
@@ -331,7 +334,7 @@ def _square(n, *matrices):
 
 
 def inverse_dynamics_derivatives_single(P, q, qd, qdd, DQ, DV):
-    """∂τ/∂q, ∂τ/∂q̇ (n, n) of one state into DQ, DV; returns a status (kernels.OK = 0)."""
+    """∂τ/∂q, ∂τ/∂q̇ (n, n) of one state into DQ, DV; returns a status (status.OK = 0)."""
     n = P.shape[0] - 1
     status = _status(n, q, qd, qdd)
     if status == OK and _square(n, DQ, DV):
@@ -363,12 +366,3 @@ def implicit_single(A, DQ, DV, MINV):
         return NOT_FINITE_RESULT
     return _finite_matrices(n, DQ, DV, MINV)
 
-
-SIGNATURES = {
-    "inverse_dynamics_derivatives": (inverse_dynamics_derivatives_single,
-                                     nb.int64(_MODEL, _VECTOR, _VECTOR, _VECTOR, _MATRIX, _MATRIX)),
-    "forward_dynamics_derivatives": (forward_dynamics_derivatives_single,
-                                     nb.int64(_MODEL, _VECTOR, _VECTOR, _VECTOR, _MATRIX, _MATRIX, _MATRIX)),
-    "implicit": (implicit_single, nb.int64(_MATRIX, _MATRIX, _MATRIX, _MATRIX)),
-}
-"""The typed one-state kernels of this module, for :func:`.kernels.single` / :func:`.kernels.entry_point`."""

@@ -37,8 +37,10 @@ import numba as nb
 import numpy as np
 from numba.experimental.function_type import WrapperAddressProtocol, _get_wrapper_address
 
-_OPTIONS = dict(cache=True, error_model="numpy", nogil=True, fastmath={"contract"})
-_jit = nb.njit(**_OPTIONS)
+from ..loops import PARALLEL_FROM, workers
+from .jit import OPTIONS
+
+_jit = nb.njit(**OPTIONS)
 
 LANES = 128                       # states per chunk over lanes: a chunk's 30 quantities (30 KB) stay in L1
 EXACT_RANGE = 2.0 ** 19 * math.pi  # |x| below which n·pio2_k is exact (|n| < 2²⁰)
@@ -127,7 +129,7 @@ def cholesky_solve_lanes(M, B, X, n, m):
             X[i * LANES + l] *= M[(i * n + i) * LANES + l]
 
 
-# -- blocks of states across the cores -----------------------------------------------------
+# -- blocks of states across the cores: the launcher of the generated code -------------------
 # The generated batch functions ``_<f>_blocks(a, b, c, out, start, stop)`` (three input
 # arrays, unused ones included, then the result) run over the blocks of a batch in numba's
 # parallel loop below, which takes them as first-class functions: compiled once for every
@@ -155,7 +157,7 @@ def _blocks_in_parallel(blocks, a, b, c, out, per_block):
 def blocks_in_parallel():
     """The compiled :func:`_blocks_in_parallel` (first use: ~2 s, then numba's cache)."""
     signature = nb.types.float64(nb.types.FunctionType(BLOCKS_SIGNATURE), _ROWS, _ROWS, _ROWS, _ROWS, nb.types.int64)
-    return nb.njit(signature, parallel=True, **_OPTIONS)(_blocks_in_parallel)
+    return nb.njit(signature, parallel=True, **OPTIONS)(_blocks_in_parallel)
 
 
 class FirstClassBlocks(WrapperAddressProtocol):
@@ -172,3 +174,32 @@ class FirstClassBlocks(WrapperAddressProtocol):
 
     def signature(self):
         return BLOCKS_SIGNATURE
+
+
+def run_blocks(blocks, N: int, chunk: int, *arrays) -> float:
+    """``blocks(a, b, c, out, start, stop)`` (a generated function of
+    :mod:`dyn_plugin.symbolic.emit` that releases the GIL and cuts its states into chunks of
+    ``chunk`` from ``start``) over the states 0..N−1 of ``arrays`` (its inputs, one to
+    three, then ``out``; fewer inputs are padded with the first, which it does not read):
+    at once for fewer than PARALLEL_FROM states or one worker, else split into
+    :func:`dyn_plugin.loops.workers` contiguous blocks, each starting at a multiple of
+    ``chunk``, run by numba's threads (:func:`blocks_in_parallel`).  The chunks, and so the
+    results, are the same for any number of workers.  Returns the sum of what the blocks
+    return (0.0 when every entry they read and wrote is finite, else NaN)."""
+    *inputs, out = arrays
+    a, b, c = inputs + inputs[:1] * (3 - len(inputs))
+    count = workers() if N >= PARALLEL_FROM else 1
+    if count == 1:
+        return blocks(a, b, c, out, 0, N)
+    nb.set_num_threads(count)
+    return blocks_in_parallel()(_first_class(blocks), a, b, c, out, -(-N // (count * chunk)) * chunk)
+
+
+_FIRST_CLASS: dict = {}
+
+
+def _first_class(blocks):
+    """``blocks`` as a first-class function (:class:`FirstClassBlocks`), made once per function."""
+    if blocks not in _FIRST_CLASS:
+        _FIRST_CLASS[blocks] = FirstClassBlocks(blocks)
+    return _FIRST_CLASS[blocks]

@@ -22,9 +22,46 @@ import numpy as np
 
 from ..kinematics import REVOLUTE, parallel_axis, rotation_from_z
 
-# The column constants live in .kernels: numba freezes them into the machine code it
-# caches, and it only invalidates that cache when the kernels' own file changes.
-from .kernels import ARMATURE, BASE_ACC, FRAME, INERTIA, KIND, MASS, MOMENT, PARENT, POS0, ROT0, WIDTH  # noqa: E402
+
+class Offsets(dict):
+    """``{name: first index}`` of quantities stored one after another, declared as
+    ``(name, size)`` pairs in order from ``start``; ``end``: the index after the last.
+    Every offset table of the kernels (the packed model's columns, the per-state scratch
+    rows, the quantities of a link block over lanes) is one of these, so that a quantity
+    added or resized moves the ones after it (numba freezes the module globals bound from
+    it into the machine code; :mod:`.cache` recompiles when any file here changes)."""
+
+    def __init__(self, declared, start: int = 0):
+        super().__init__()
+        self.end = start
+        for name, size in declared:
+            if name in self or size < 1:
+                raise ValueError(f"offsets: {name!r} declared twice or with size {size} < 1")
+            self[name], self.end = self.end, self.end + size
+
+    def at(self, *names) -> tuple:
+        """The offsets of ``names``, in that order."""
+        return tuple(self[name] for name in names)
+
+
+# per-joint columns of row i < n
+MODEL_COLUMNS = Offsets((
+    ("PARENT", 1),            # parent index (-1: base)
+    ("KIND", 1),              # 0 revolute, 1 prismatic
+    ("ROT0", 9),              # R₀' = F_λᵀ R₀ F_i, row-major 3×3
+    ("POS0", 3),              # p₀' = F_λᵀ p₀, joint origin in the parent frame
+    ("FRAME", 9),             # F_i, row-major: turns link quantities back to the URDF frame
+    ("MASS", 1),
+    ("MOMENT", 3),            # first moment h = m c
+    ("INERTIA", 9),           # inertia about the link origin, row-major 3×3
+    ("ARMATURE", 1),          # rotor inertia added to M's diagonal (pinocchio's armature)
+))
+PARENT, KIND, ROT0, POS0, FRAME, MASS, MOMENT, INERTIA, ARMATURE = MODEL_COLUMNS.at(
+    "PARENT", "KIND", "ROT0", "POS0", "FRAME", "MASS", "MOMENT", "INERTIA", "ARMATURE")
+WIDTH = MODEL_COLUMNS.end
+# the robot's row n
+ROBOT_COLUMNS = Offsets((("BASE_ACC", 3),))   # fictitious base acceleration −g, Fu 3.3-46
+BASE_ACC = ROBOT_COLUMNS["BASE_ACC"]
 
 
 def pack_model(model, armature=None) -> np.ndarray:

@@ -1,13 +1,16 @@
 """The compiled recursions run on other numbers: one statement of each algorithm.
 
-The per-state recursions of :mod:`.kernels` are written on scalars with ``+``, ``-``, ``*``
+The per-state recursions (:mod:`.newton_euler`, :mod:`.composite_rigid_body`,
+:mod:`.articulated_body`) are written on scalars with ``+``, ``-``, ``*``
 and ``cos``/``sin`` only, 3-vectors as tuples and the model as the packed array of
 :mod:`.layout`.  Nothing in them is specific to float64, so the same source also runs on
 any number type with those operators: :func:`python_form` gives the pure-Python form of a
 kernel (numba's ``py_func``) whose helper kernels are pure Python too, with ``cos`` and
 ``sin`` replaced.  :mod:`dyn_plugin.symbolic.newton_euler` runs Newton-Euler this way on
 exact trigonometric polynomials to derive the closed forms, so that the compiled kernel
-and the symbolic derivation share one recursion (and a term added to one is in both).
+and the symbolic derivation share one recursion (and a term added to one is in both);
+``tests/test_statements.py`` runs it on dual numbers to check the hand-differentiated
+tangent of :mod:`.derivatives`.
 
 Arrays the recursion writes (the scratch ``W``) and reads (the packed model ``P``, the
 joint arrays) are then numpy arrays of ``dtype=object``.

@@ -166,8 +166,8 @@ def _c_body(program, model) -> list:
 
 _IMPORTS = {"python": ["import numpy as np", "", *_IMPORT_INPUT_ERROR],
             "numba": ["import math", "import numpy as np", "from numba import njit", "",
-                      "from dyn_plugin.compiled.lanes import LANES, sin_cos, sin_cos_lanes",
-                      "from dyn_plugin.errors import InputError", "from dyn_plugin.loops import run_blocks"]}
+                      "from dyn_plugin.compiled.lanes import LANES, run_blocks, sin_cos, sin_cos_lanes",
+                      "from dyn_plugin.errors import InputError"]}
 
 
 # -- the result --------------------------------------------------------------------------------

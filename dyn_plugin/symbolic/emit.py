@@ -243,7 +243,7 @@ def _finite_result(results, n) -> list:
 
 def _emit_numba_entry(function, args, result, shape) -> str:
     """The Python entry point of a batch function: checks and converts the inputs
-    (:data:`_AS_STATES`) and runs the blocks of states (:func:`dyn_plugin.loops.run_blocks`:
+    (:data:`_AS_STATES`) and runs the blocks of states (:func:`dyn_plugin.compiled.lanes.run_blocks`:
     in parallel by batch size and the number of workers)."""
     return "\n".join([
         f"def {function}({', '.join(args)}):",
@@ -316,7 +316,7 @@ def _emit_lanes_batch(function, args, body, results, trig, n, solve: bool = Fals
     are 0, set once), sin/cos of the ``trig`` joints, the ``body``, and the first result written back
     to ``out`` (N, width) -- with ``solve``, q̈ = M⁻¹(τ − bias) instead, from the body's
     results bias and M.  Without the GIL, so that threads run blocks side by side
-    (:func:`dyn_plugin.loops.run_blocks`).
+    (:func:`dyn_plugin.compiled.lanes.run_blocks`).
 
     Returns 0.0 when every entry of the inputs and of the result is finite, else NaN (or
     rarely a false NaN, from a finite result whose sum overflows): each lane adds x·0 of
@@ -354,7 +354,7 @@ def _emit_lanes_batch(function, args, body, results, trig, n, solve: bool = Fals
 
 def _three_inputs(args) -> list:
     """``args`` padded to three names, the signature every ``_<f>_blocks`` shares so that
-    one compiled parallel loop runs them all (:func:`dyn_plugin.loops.run_blocks` passes the
+    one compiled parallel loop runs them all (:func:`dyn_plugin.compiled.lanes.run_blocks` passes the
     first input again for the padding, which is not read)."""
     return list(args) + [f"_unused_{k}" for k in range(len(args), 3)]
 
@@ -505,9 +505,9 @@ def generate(model, lang: str = "python", *, mass_matrix: bool = False,
     elif lang == "numba":
         functions = {"inverse_dynamics": "inverse_dynamics"}
         parts += ["import math", "import numpy as np", "from numba import njit", "",
-                  "from dyn_plugin.compiled.kernels import spd_solve",
-                  "from dyn_plugin.compiled.lanes import LANES, cholesky_solve_lanes, sin_cos, sin_cos_lanes",
-                  "from dyn_plugin.errors import InputError", "from dyn_plugin.loops import run_blocks", "",
+                  "from dyn_plugin.compiled.cholesky import spd_solve",
+                  "from dyn_plugin.compiled.lanes import LANES, cholesky_solve_lanes, run_blocks, sin_cos, sin_cos_lanes",
+                  "from dyn_plugin.errors import InputError", "",
                   f"ROBOT = {model.name!r}", f"N_JOINTS = {n}", f"GENERATOR_KEY = {key!r}", f"COUNTS = {counts!r}",
                   _AS_STATES]
         parts += _numba_function("inverse_dynamics", id_program, ["q", "qd", "qdd"], [("tau", n)], n, "q.shape")

@@ -1,7 +1,7 @@
 """The Newton-Euler derivation of the closed form (:func:`newton_euler`).
 
 τ(q, q̇, q̈) comes from the compiled kernels' own recursion
-(:func:`dyn_plugin.compiled.kernels._rnea_state`: Fu Table 3.3 with 3.3-57, link moments
+(:func:`dyn_plugin.compiled.newton_euler._rnea_state`: Fu Table 3.3 with 3.3-57, link moments
 about the origin as Khalil's, every joint in its z normal form), run by
 :mod:`dyn_plugin.compiled.traced` on the exact trigonometric polynomials of
 :mod:`.algebra` instead of floats: one statement of the recursion serves the numeric
@@ -21,7 +21,9 @@ import numpy as np
 import sympy
 from sympy import QQ
 
-from ..compiled import kernels, layout
+from ..compiled import layout
+from ..compiled.newton_euler import _project, _rnea_state
+from ..compiled.scratch import ROWS
 from ..compiled.traced import python_form
 from ..kinematics import REVOLUTE
 from ..terms import Terms
@@ -29,7 +31,7 @@ from .algebra import TrigAlgebra, _algebra
 from .closed_form import ClosedForm, _pairs
 from .model import SymbolicModel
 
-_STRUCTURE = (kernels.PARENT, kernels.KIND)      # packed columns that stay plain numbers
+_STRUCTURE = (layout.PARENT, layout.KIND)      # packed columns that stay plain numbers
 
 
 def _number_type(alg: TrigAlgebra):
@@ -98,11 +100,11 @@ def joint_torques(smodel: SymbolicModel) -> list:
     for k in range(n):
         Q[0, k] = _Angle(k) if smodel.joint_types[k] == REVOLUTE else number(alg.var(smodel.q[k]))
         QD[0, k], QDD[0, k] = number(alg.var(smodel.qd[k])), number(alg.var(smodel.qdd[k]))
-    rnea = python_form(kernels._rnea_state, cos=lambda a: number(alg.sin_cos(a.k)[1]),
+    rnea = python_form(_rnea_state, cos=lambda a: number(alg.sin_cos(a.k)[1]),
                        sin=lambda a: number(alg.sin_cos(a.k)[0]))
-    W = np.empty((n, kernels.ROWS, 3), dtype=object)
+    W = np.empty((n, ROWS, 3), dtype=object)
     rnea(P, Q, QD, QDD, 0, int(Terms.ALL), W)
-    return [python_form(kernels._project)(P, W, i).p for i in range(n)]
+    return [python_form(_project)(P, W, i).p for i in range(n)]
 
 
 def newton_euler(smodel: SymbolicModel) -> "ClosedForm":

@@ -23,7 +23,7 @@ joint velocities, without ``INERTIA`` the accelerations are taken as 0, and with
 ``GRAVITY`` the base does not accelerate (v̇₀ = 0 instead of −g); the gravity itself is the
 model's, read once by :func:`~dyn_plugin.symbolic.customise.prepare`.
 
-Why this recursion is not the compiled kernels' (:mod:`dyn_plugin.compiled.kernels`,
+Why this recursion is not the compiled kernels' (:mod:`dyn_plugin.compiled.newton_euler`,
 which the symbolic derivation shares): run over this same graph, with the same constant
 folding and shared subexpressions, the kernels' generic recursion costs PUMA-560
 291 multiplications + 211 additions per τ, Stanford 233 + 163, SCARA 35 + 26; this

@@ -2,7 +2,7 @@
 
 Bump :data:`GENERATOR_VERSION` whenever the generated source changes for some model (the
 emitters, the recursion, the customisation, or anything the generated modules call, such
-as :func:`dyn_plugin.compiled.kernels.spd_solve`): it is part of :func:`model_key`, so
+as :func:`dyn_plugin.compiled.cholesky.spd_solve`): it is part of :func:`model_key`, so
 on-disk caches (:mod:`dyn_plugin.symbolic.code_cache`) never serve an older file.
 """
 
@@ -12,7 +12,7 @@ import hashlib
 
 import numpy as np
 
-GENERATOR_VERSION = "19"
+GENERATOR_VERSION = "20"
 
 
 def model_key(model, lang: str = "", regroup: bool = True) -> str:

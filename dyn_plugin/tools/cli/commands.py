@@ -48,22 +48,22 @@ def _announce_compilation(command: str, backends) -> None:
 
 
 def _kernels_cached() -> bool:
-    """True when numba's on-disk cache (``__pycache__`` next to dyn_plugin/compiled/kernels.py,
+    """True when numba's on-disk cache (``__pycache__`` next to dyn_plugin/compiled/entry_points.py,
     or ``NUMBA_CACHE_DIR``) holds machine code, for this source and this machine, of the
     single-state kernels that building a newton_euler backend compiles
-    (``kernels.single``): the index entry numba itself looks up (numba/core/caching.py,
+    (``entry_points.single``): the index entry numba itself looks up (numba/core/caching.py,
     ``Cache._index_key`` and ``IndexDataCacheFile._load_index``).  Reads four small index
     files and compiles nothing; should numba's internals change, it answers True (silence)."""
     try:
         import numba
         from numba.core.registry import cpu_target
 
-        from ...compiled import kernels
+        from ...compiled import entry_points, jit
 
         codegen = cpu_target.target_context.codegen()
         for name in ("inverse_dynamics", "bias", "forward_dynamics", "mass_matrix"):
-            py_func, signature = kernels._SIGNATURES[name]
-            cache = numba.njit(**kernels._OPTIONS)(py_func)._cache   # lazy: compiles only when called
+            py_func, signature = entry_points.SIGNATURES[name]
+            cache = numba.njit(**jit.OPTIONS)(py_func)._cache   # lazy: compiles only when called
             if cache._index_key(signature, codegen) not in cache._cache_file._load_index():
                 return False
         return True

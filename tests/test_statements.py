@@ -1,0 +1,172 @@
+"""Where an algorithm is stated twice in dyn_plugin/compiled, the second statement is held
+to the first on the same states (CONTRIBUTING, "One statement of each recursion"):
+
+* the lanes forms (Newton-Euler's ``inverse_dynamics_lanes``, the articulated body's
+  ``forward_dynamics_lanes``, the composite rigid body's ``mass_matrix_lanes``, over 16
+  states at once) against the per-state kernels (``_inverse_dynamics_rows``,
+  ``_forward_dynamics_rows``, ``_mass_matrix_rows``) on the same packed model and states:
+  τ and each of its terms (bias, gravity, velocity, inertia alone), q̈ and M agree to
+  1e-13 relative (the same equations, the sums formed in another order);
+* the hand-differentiated tangent of ``compiled/derivatives.py`` against the per-state
+  Newton-Euler kernel ``_rnea_state`` itself run on dual numbers (``compiled/traced.py``):
+  ∂τ/∂q and ∂τ/∂q̇ agree to 1e-12 relative.
+
+On every bundled robot and on random trees (branches, prismatic and fixed joints,
+tests/urdf_factory.py), with armature.  Each form is also held to pinocchio elsewhere
+(tests/test_link_lanes.py, tests/test_compiled.py, tests/test_derivatives.py); here a term
+added to one statement and not to the other fails by name.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import dyn_plugin as dp
+from dyn_plugin.compiled import articulated_body, composite_rigid_body, derivatives, newton_euler
+from dyn_plugin.compiled.layout import pack_model
+from dyn_plugin.compiled.scratch import ROWS
+from dyn_plugin.compiled.traced import python_form
+from urdf_factory import random_tree_urdf
+
+TREES = [(401, 7, dict(branched=True, prismatic=True)), (402, 9, dict(branched=True, prismatic=False)),
+         (403, 5, dict(branched=False, prismatic=True))]
+MODELS = [dp.load_robot(name) for name in dp.list_robots()] + \
+    [dp.load_urdf_string(random_tree_urdf(seed, n, **options)) for seed, n, options in TREES]
+IDS = [f"{model.name}-{i}" for i, model in enumerate(MODELS)]
+TERMS = {"all": newton_euler.TERM_ALL, "bias": newton_euler.TERM_BIAS, "gravity": newton_euler.TERM_GRAVITY,
+         "velocity": newton_euler.TERM_VELOCITY, "inertia": newton_euler.TERM_INERTIA}
+
+
+def _packed_and_states(model, N=45, seed=0):
+    """The packed model with armature 0.05..0.3 and N states (45: two full blocks of lanes
+    and a partial one), angles within the lanes' sine range (so the lanes form runs)."""
+    rng = np.random.default_rng(seed)
+    P = pack_model(model, np.linspace(0.05, 0.3, model.n))
+    q = rng.uniform(-np.pi, np.pi, (N, model.n))
+    return P, q, rng.normal(0, 2, (N, model.n)), rng.normal(0, 20, (N, model.n))
+
+
+def _relative(a, b) -> float:
+    """max |a − b| over max(1, max |b|), per state, the worst state."""
+    scale = np.maximum(1.0, np.max(np.abs(b.reshape(len(b), -1)), axis=1))
+    return float(np.max(np.max(np.abs((a - b).reshape(len(b), -1)), axis=1) / scale))
+
+
+@pytest.mark.parametrize("index", range(len(MODELS)), ids=IDS)
+def test_lanes_forms_equal_the_per_state_kernels(index):
+    """τ (and each of its terms), q̈ and M: the lanes form against the per-state kernel."""
+    P, q, qd, x = _packed_and_states(MODELS[index], seed=index)
+    serial = 0                                               # (serial, parallel) loops: the serial one
+    for name, terms in TERMS.items():
+        lanes, per_state = np.empty(q.shape), np.empty(q.shape)
+        newton_euler.inverse_dynamics_batch[serial](P, q, qd, x, terms, lanes)
+        newton_euler._inverse_dynamics_rows(P, q, qd, x, terms, per_state)
+        assert _relative(lanes, per_state) <= 1e-13, name
+    tau = per_state                                          # τ of the last terms: the armature's and M's
+    lanes, per_state = np.empty(q.shape), np.empty(q.shape)
+    articulated_body.forward_dynamics_batch[serial](P, q, qd, x, lanes)
+    articulated_body._forward_dynamics_rows(P, q, qd, x, per_state)
+    assert _relative(lanes, per_state) <= 1e-13
+    H_lanes, H_state = np.empty((len(q), len(P) - 1, len(P) - 1)), np.empty((len(q), len(P) - 1, len(P) - 1))
+    composite_rigid_body.mass_matrix_batch[serial](P, q, H_lanes)
+    composite_rigid_body._mass_matrix_rows(P, q, H_state)
+    assert _relative(H_lanes, H_state) <= 1e-13
+    assert np.allclose(np.einsum("kij,kj->ki", H_state, x), tau, rtol=0, atol=1e-9 * max(1, np.abs(tau).max()))
+
+
+def test_the_lanes_forms_ran():
+    """The comparison above is between two computations: on the PUMA-560 the lanes forms'
+    sums, formed in another order, differ from the per-state kernels' in the last bits
+    (were both the per-state kernel, as beyond the lanes' sine range, they would not)."""
+    P, q, qd, x = _packed_and_states(dp.load_robot("puma560"))
+    lanes, per_state = np.empty(q.shape), np.empty(q.shape)
+    newton_euler.inverse_dynamics_batch[0](P, q, qd, x, newton_euler.TERM_ALL, lanes)
+    newton_euler._inverse_dynamics_rows(P, q, qd, x, newton_euler.TERM_ALL, per_state)
+    assert not np.array_equal(lanes, per_state)
+
+
+# -- the hand tangent against the kernel on dual numbers ----------------------------------------
+
+class Dual:
+    """a + b·ε with ε² = 0, ``b`` a vector of directions: forward-mode derivatives of
+    whatever is computed with + − × / cos sin (Griewank & Walther, "Evaluating
+    Derivatives", 2nd ed. 2008, §3.1).  numpy scalars defer to it (``__array_ufunc__``)."""
+
+    __array_ufunc__ = None
+
+    def __init__(self, value, tangent):
+        self.value, self.tangent = float(value), tangent
+
+    @staticmethod
+    def _parts(x):
+        return (x.value, x.tangent) if isinstance(x, Dual) else (float(x), 0.0)
+
+    def __add__(self, other):
+        v, t = self._parts(other)
+        return Dual(self.value + v, self.tangent + t)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        v, t = self._parts(other)
+        return Dual(self.value - v, self.tangent - t)
+
+    def __rsub__(self, other):
+        v, t = self._parts(other)
+        return Dual(v - self.value, t - self.tangent)
+
+    def __mul__(self, other):
+        v, t = self._parts(other)
+        return Dual(self.value * v, self.tangent * v + self.value * t)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        v, t = self._parts(other)
+        return Dual(self.value / v, (self.tangent * v - self.value * t) / (v * v))
+
+    def __rtruediv__(self, other):
+        v, t = self._parts(other)
+        return Dual(v / self.value, (t * self.value - v * self.tangent) / (self.value * self.value))
+
+    def __neg__(self):
+        return Dual(-self.value, -self.tangent)
+
+
+def _cos(x):
+    return Dual(math.cos(x.value), -math.sin(x.value) * x.tangent) if isinstance(x, Dual) else math.cos(x)
+
+
+def _sin(x):
+    return Dual(math.sin(x.value), math.cos(x.value) * x.tangent) if isinstance(x, Dual) else math.sin(x)
+
+
+def _dual_tau_derivatives(P, q, qd, qdd):
+    """(∂τ/∂q, ∂τ/∂q̇) (n, n) of one state by ``newton_euler._rnea_state`` on dual numbers
+    seeded with the 2n directions ∂/∂q_j, ∂/∂q̇_j (the armature's q̈ term has no such part)."""
+    n = len(q)
+    seed = np.identity(2 * n)
+    Q = np.array([[Dual(q[j], seed[j]) for j in range(n)]], dtype=object)
+    QD = np.array([[Dual(qd[j], seed[n + j]) for j in range(n)]], dtype=object)
+    QDD = np.array([list(qdd)], dtype=object)
+    W = np.empty((n, ROWS, 3), dtype=object)
+    python_form(newton_euler._rnea_state, cos=_cos, sin=_sin)(P, Q, QD, QDD, 0, newton_euler.TERM_ALL, W)
+    project = python_form(newton_euler._project)
+    tangents = np.array([Dual._parts(project(P, W, i))[1] * np.ones(2 * n) for i in range(n)])
+    return tangents[:, :n], tangents[:, n:]
+
+
+@pytest.mark.parametrize("index", range(len(MODELS)), ids=IDS)
+def test_hand_tangent_equals_the_kernel_on_dual_numbers(index):
+    """∂τ/∂q, ∂τ/∂q̇ of compiled/derivatives.py against _rnea_state on dual numbers, 1e-12."""
+    P, q, qd, qdd = _packed_and_states(MODELS[index], N=3, seed=index)
+    n = q.shape[1]
+    DQ, DV = np.empty((len(q), n, n)), np.empty((len(q), n, n))
+    derivatives.inverse_dynamics_derivatives_batch[0](P, q, qd, qdd, DQ, DV)
+    for k in range(len(q)):
+        dual_q, dual_v = _dual_tau_derivatives(P, q[k], qd[k], qdd[k])
+        for hand, dual in ((DQ[k], dual_q), (DV[k], dual_v)):
+            assert np.max(np.abs(hand - dual)) <= 1e-12 * max(1.0, np.max(np.abs(dual))), (k, hand - dual)
