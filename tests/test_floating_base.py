@@ -234,7 +234,7 @@ def test_bad_floating_input_is_refused_clearly():
         be.mass_matrix(t.q[0, 1:])
     with pytest.raises(InputError, match=rf"shape \({t.model.nv},\)"):
         be.inverse_dynamics(t.q[0], t.v[0, :-1], t.a[0])
-    from dyn_plugin.backends.ours import NewtonEulerBackend
+    from dyn_plugin.backends.newton_euler_backend import NewtonEulerBackend
 
     with pytest.raises(ModelError, match="get_backend"):
         NewtonEulerBackend(t.model)

@@ -20,7 +20,7 @@ import pytest
 import dyn_plugin as dp
 from dyn_plugin.backends.base import Backend
 from dyn_plugin.backends.friction_backend import NewtonEulerFrictionBackend
-from dyn_plugin.backends.ours import NewtonEulerBackend
+from dyn_plugin.backends.newton_euler_backend import NewtonEulerBackend
 from dyn_plugin.backends.registry import get_backend, register_backend, unregister_backend
 from dyn_plugin.sampling import random_states
 from dyn_plugin.backends import pybullet_diagnostics

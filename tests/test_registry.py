@@ -89,7 +89,7 @@ def test_unknown_backend_lists_available():
 def test_entry_point_group(tmp_path, monkeypatch):
     """An installed package that declares a `dyn_plugin.backends` entry point is found."""
     (tmp_path / "toy_backend.py").write_text(textwrap.dedent("""
-        from dyn_plugin.backends.ours import NewtonEulerBackend
+        from dyn_plugin.backends.newton_euler_backend import NewtonEulerBackend
 
         class ToyBackend(NewtonEulerBackend):
             name = "toy"
@@ -110,7 +110,7 @@ def test_entry_point_group(tmp_path, monkeypatch):
 def test_a_registered_backend_joins_the_suites_by_its_declaration():
     """CONTRIBUTING's backend recipe: registering a backend is all it takes for the default
     validation suite (and every registry-derived list) to include it."""
-    from dyn_plugin.backends.ours import NewtonEulerBackend
+    from dyn_plugin.backends.newton_euler_backend import NewtonEulerBackend
     from dyn_plugin.tools.validate import load_suite
 
     class Toy(NewtonEulerBackend):

@@ -36,7 +36,7 @@ from ..arrays import _overflow, all_finite, as_batch, batch_args, check_finite, 
 
 __all__ = ["Backend", "CAPABILITIES", "KINDS", "SINGULAR", "as_batch", "batch_args", "check_finite"]
 from .. import floating, frames
-from ..errors import BackendError, ModelError, NumericalError
+from ..errors import BackendError, InputError, ModelError, NumericalError
 from ..loops import using_workers
 from ..model import RobotModel
 
@@ -74,6 +74,26 @@ derivatives     ``inverse_dynamics_derivatives`` and ``forward_dynamics_derivati
                 :mod:`dyn_plugin.compiled.derivatives`, the default here; friction backends add
                 their law's; pinocchio its own)
 """
+
+
+# numpy's arithmetic in the readable algorithms, without its overflow warnings: Backend._run
+# checks the result and names the input that overflowed (Backend._checked_arithmetic).
+numpy_checked_afterwards = functools.partial(np.errstate, over="ignore", invalid="ignore", divide="ignore")
+
+
+def rotor_armature(armature, model) -> np.ndarray:
+    """Rotor inertias (n,) ≥ 0, finite: the model's own (:attr:`RobotModel.armature`) for
+    None; one given here replaces a model without armature, never adds to one."""
+    if armature is None:
+        return np.array(model.armature)
+    a = np.asarray(armature, dtype=float)
+    if a.shape != (model.n,) or not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise InputError(f"armature must be {model.n} finite numbers >= 0 (kg·m², kg for prismatic joints), "
+                         f"one per joint of robot {model.name!r}; got {armature!r}")
+    if np.any(model.armature) and not np.array_equal(a, model.armature):
+        raise InputError(f"model {model.name!r} carries armature {list(model.armature)} already (its "
+                         "RobotModel.armature); give armature once")
+    return a
 
 
 class Backend:

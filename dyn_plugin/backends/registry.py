@@ -23,8 +23,8 @@ from .base import CAPABILITIES, KINDS
 ENTRY_POINT_GROUP = "dyn_plugin.backends"
 
 _BUILTIN = {
-    "newton_euler": "dyn_plugin.backends.ours:NewtonEulerBackend",
-    "lagrange_euler": "dyn_plugin.backends.ours:LagrangeEulerBackend",
+    "newton_euler": "dyn_plugin.backends.newton_euler_backend:NewtonEulerBackend",
+    "lagrange_euler": "dyn_plugin.backends.lagrange_euler_backend:LagrangeEulerBackend",
     "newton_euler_friction": "dyn_plugin.backends.friction_backend:NewtonEulerFrictionBackend",
     "lagrange_euler_friction": "dyn_plugin.backends.friction_backend:LagrangeEulerFrictionBackend",
     "symbolic": "dyn_plugin.backends.symbolic_backend:SymbolicBackend",

@@ -1,45 +1,24 @@
-"""Our two backends: thin adapters over :mod:`dyn_plugin.algorithms`.
-
-Neither imports pinocchio or pybullet.
+"""The Newton-Euler backend: the compiled kernels (:mod:`dyn_plugin.compiled`), or the
+readable numpy recursions of :mod:`dyn_plugin.algorithms` with ``compiled=False``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 from math import isfinite
 
 import numpy as np
 
 from ..algorithms import articulated_body as aba
 from ..algorithms import composite_rigid_body as crba
-from ..algorithms import lagrange_euler as le
 from ..algorithms import newton_euler as ne
 from ..compiled import NO_SINGLE_STATE_PATH, CompiledDynamics, entry_points
-from ..errors import InputError
 from ..terms import Terms
-from .base import Backend, batch_args, check_finite
-
-# numpy's arithmetic in the readable algorithms, without its overflow warnings: Backend._run
-# checks the result and names the input that overflowed (Backend._checked_arithmetic).
-_NUMPY_CHECKED_AFTERWARDS = functools.partial(np.errstate, over="ignore", invalid="ignore", divide="ignore")
+from .base import Backend, batch_args, check_finite, numpy_checked_afterwards, rotor_armature
 
 _empty = np.empty            # one global lookup instead of two, on the one-state paths
 
 
-def _armature(armature, model) -> np.ndarray:
-    """Rotor inertias (n,) ≥ 0, finite: the model's own (:attr:`RobotModel.armature`) for
-    None; one given here replaces a model without armature, never adds to one."""
-    if armature is None:
-        return np.array(model.armature)
-    a = np.asarray(armature, dtype=float)
-    if a.shape != (model.n,) or not np.all(np.isfinite(a)) or np.any(a < 0):
-        raise InputError(f"armature must be {model.n} finite numbers >= 0 (kg·m², kg for prismatic joints), "
-                         f"one per joint of robot {model.name!r}; got {armature!r}")
-    if np.any(model.armature) and not np.array_equal(a, model.armature):
-        raise InputError(f"model {model.name!r} carries armature {list(model.armature)} already (its "
-                         "RobotModel.armature); give armature once")
-    return a
 
 
 class SingleStateFastPath:
@@ -129,7 +108,7 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
     def __init__(self, model, gravity=None, compiled: bool = True, armature=None):
         super().__init__(model, gravity)
         self.compiled = bool(compiled)
-        self.armature = _armature(armature, self.model)
+        self.armature = rotor_armature(armature, self.model)
         self._fast = CompiledDynamics(self.model, self.armature) if self.compiled else None
         self._single = self._fast.single if self.compiled else NO_SINGLE_STATE_PATH
         entry = self._fast.entry_points if self.compiled else NO_SINGLE_STATE_PATH     # one lookup each, below
@@ -205,7 +184,7 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
         return Backend.forward_dynamics_derivatives(self, q, qd, tau)
 
     def _checked_arithmetic(self):
-        return contextlib.nullcontext() if self.compiled else _NUMPY_CHECKED_AFTERWARDS()
+        return contextlib.nullcontext() if self.compiled else numpy_checked_afterwards()
 
     def _batch_inverse_dynamics(self, q, qd, qdd):
         if self.compiled:
@@ -262,61 +241,3 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
         if self.compiled:
             return self._fast.joint_wrenches(q, qd, qdd)
         return ne.joint_wrenches(self.model, q, qd, qdd)
-
-
-class LagrangeEulerBackend(Backend):
-    """Uicker/Fu Lagrange-Euler with 4x4 matrices (Fu §3.2), O(n⁴) by design.
-
-    Forward dynamics solves D q̈ = τ − h − c by Cholesky (the base class's default).
-
-    Exposes its structure: the Christoffel coefficients h_ikm and ROBMAT's
-    configuration-space matrices (M, B, C, G).
-    """
-
-    name = "lagrange_euler"
-    description = "Lagrange-Euler with 4x4 matrices (Uicker; Fu §3.2), O(n^4), exposes h_ikm"
-    capabilities = frozenset({"christoffel", "derivatives"})
-
-    def __init__(self, model, gravity=None, armature=None):
-        """``armature`` (n,) as :class:`NewtonEulerBackend`'s: on D's diagonal (by default the model's)."""
-        super().__init__(model, gravity)
-        self.armature = _armature(armature, self.model)
-
-    def _checked_arithmetic(self):
-        return _NUMPY_CHECKED_AFTERWARDS()
-
-    def _batch_inverse_dynamics(self, q, qd, qdd):
-        return le.inverse_dynamics(self.model, q, qd, qdd) + self.armature * qdd
-
-    def _batch_mass_matrix(self, q):
-        return le.inertia_matrix(self.model, q) + np.diag(self.armature)
-
-    def _batch_gravity_torques(self, q):
-        return le.gravity_vector(self.model, q)
-
-    def _batch_velocity_terms(self, q, qd):
-        return le.velocity_terms(self.model, q, qd)
-
-    def _batch_bias_forces(self, q, qd):
-        return le.inverse_dynamics(self.model, q, qd, q, Terms.BIAS)
-
-    def _batch_coriolis_matrix(self, q, qd):
-        return le.coriolis_matrix(self.model, q, qd)
-
-    def christoffel(self, q):
-        """h_ikm (Fu 3.2-33), (n, n, n) or (N, n, n, n): h_i = Σ_km h_ikm q̇_k q̇_m."""
-        def christoffel(q_):
-            return le.christoffel(self.model, q_)
-
-        return self._run(christoffel, q=q)
-
-    def configuration_space(self, q):
-        """ROBMAT's ``(M, B, C, G)``: F = M q̈ + 2B[q̇q̇] + C[q̇²] + G (Horn & Linge, "ROBMAT", §4.2).
-
-        B has columns for the pairs (j, k), j < k, in the order (1,2), (1,3), ..., (2,3), ...
-        """
-        (q,), single = batch_args(self.model.n, self.model.joint_names, q=q)
-        M, B, C, G = check_finite("configuration_space", le.configuration_space(self.model, q),
-                                  self.model, single, q=q)
-        M = M + np.diag(self.armature)
-        return (M[0], B[0], C[0], G[0]) if single else (M, B, C, G)
