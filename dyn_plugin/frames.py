@@ -20,7 +20,9 @@ A floating base (pinocchio's free-flyer, :mod:`dyn_plugin.floating`) adds six co
 its velocity v = (u, ω_b) is given in the base frame, so its axes are the base axes
 R_b e_k, fixed in the base: prismatic along them for u, revolute about them through the
 base origin for ω_b.  Mimic joints (:mod:`dyn_plugin.mimic`) are every joint's columns
-mapped by the constant G: J = J_full G, J̇ = J̇_full G.
+mapped by the constant G: J = J_full G, J̇ = J̇_full G.  Spherical, planar and floating joints
+are their chains of one-dof joints (:mod:`dyn_plugin.multi_dof`): J the chain's columns of
+their motion joints, J̇ the same corrected (:func:`frame_jacobian_time_variation`).
 
 The other references are maps of that one (pinocchio's ``ReferenceFrame``; the velocity
 field of a rigid body, v_x = v_p + ω × (x − p), moves the reference point):
@@ -43,11 +45,12 @@ Inputs are validated batches: q (N, nq) with unit base quaternions, q̇ and q̈ 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
 
-from . import floating, mimic
+from . import floating, mimic, multi_dof
 from .errors import InputError
 from .kinematics import PRISMATIC, REVOLUTE, cross, forward_kinematics
 from .model import RobotModel
@@ -70,7 +73,8 @@ def reference_name(reference) -> str:
 
 def frame_placement(model: RobotModel, q: np.ndarray, frame: str) -> np.ndarray:
     """World placement (N, 4, 4) of ``frame`` at configurations q (N, nq); metres."""
-    _, R, p, _ = _frame_links(*_full(model, q)[:2], frame)
+    space = _space(model, q)
+    _, R, p, _ = _frame_links(space.model, space.q, frame)
     T = np.zeros((len(q), 4, 4))
     T[:, :3, :3], T[:, :3, 3], T[:, 3, 3] = R, p, 1.0
     return T
@@ -78,35 +82,45 @@ def frame_placement(model: RobotModel, q: np.ndarray, frame: str) -> np.ndarray:
 
 def frame_jacobian(model: RobotModel, q: np.ndarray, frame: str, reference: str = "local_world_aligned") -> np.ndarray:
     """J (N, 6, nv): [linear velocity of the frame origin; angular velocity] = J q̇, in ``reference``."""
-    full, qf, G = _full(model, q)
-    R, p, J, _ = _world_aligned(full, qf, None, frame)
-    return _jacobian_in(reference_name(reference), R, p, J) @ G
+    space = _space(model, q)
+    R, p, J, _ = _world_aligned(space.model, space.q, None, frame)
+    return _jacobian_in(reference_name(reference), R, p, J) @ space.G
 
 
 def frame_velocity(model: RobotModel, q: np.ndarray, qd: np.ndarray, frame: str,
                    reference: str = "local_world_aligned") -> np.ndarray:
     """[v; ω] (N, 6) of the frame (m/s, rad/s), in ``reference`` (``"world"``: v of the
     body point at the world origin)."""
-    full, qf, G = _full(model, q)
-    R, p, J, _ = _world_aligned(full, qf, None, frame)
-    return (_jacobian_in(reference_name(reference), R, p, J) @ G @ qd[:, :, None])[:, :, 0]
+    return (frame_jacobian(model, q, frame, reference) @ qd[:, :, None])[:, :, 0]
 
 
 def frame_jacobian_time_variation(model: RobotModel, q: np.ndarray, qd: np.ndarray, frame: str,
                                   reference: str = "local_world_aligned") -> np.ndarray:
-    """J̇ (N, 6, nv) = d/dt of :func:`frame_jacobian` in ``reference`` along the velocity q̇ (N, nv)."""
-    full, qf, G = _full(model, q)
-    R, p, J, dJ = _world_aligned(full, qf, qd @ G.T, frame)
-    return _rate_in(reference_name(reference), R, p, J, dJ, qd @ G.T) @ G
+    """J̇ (N, 6, nv) = d/dt of :func:`frame_jacobian` in ``reference`` along the velocity q̇ (N, nv).
+
+    For a joint of several degrees of freedom, the columns of its chain's motion joints turn
+    with them where the joint's own stay fixed in its child frame: J̇ = J̇_chain − J_chain Ė
+    on its columns (:meth:`dyn_plugin.multi_dof.Expansion.rate_changes`)."""
+    space = _space(model, q)
+    v = space.velocity(qd)
+    reference = reference_name(reference)
+    R, p, J, dJ = _world_aligned(space.model, space.q, v, frame)
+    rate = _rate_in(reference, R, p, J, dJ, v) @ space.C
+    if space.expansion is not None:
+        J = _jacobian_in(reference, R, p, J)
+        e, full_v = space.expansion, qd @ space.mimic_G.T
+        for g, change in zip(e.groups, e.rate_changes(full_v)):
+            rate[:, :, g.v] -= J[:, :, e.base[1] + g.motion] @ change
+    return rate @ space.mimic_G
 
 
 def frame_acceleration(model: RobotModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, frame: str,
                        reference: str = "local_world_aligned") -> np.ndarray:
     """Classical acceleration [a; ω̇] (N, 6) of the frame origin (m/s², rad/s²), in ``reference``
     (module docstring; pinocchio's ``getFrameClassicalAcceleration``)."""
-    full, qf, G = _full(model, q)
-    v, a = qd @ G.T, qdd @ G.T
-    R, p, J, dJ = _world_aligned(full, qf, v, frame)
+    space = _space(model, q)
+    v, a = space.velocity(qd), space.acceleration(qd, qdd)
+    R, p, J, dJ = _world_aligned(space.model, space.q, v, frame)
     acc = np.einsum("nij,nj->ni", J, a) + np.einsum("nij,nj->ni", dJ, v)
     reference = reference_name(reference)
     if reference == "local":
@@ -118,6 +132,44 @@ def frame_acceleration(model: RobotModel, q: np.ndarray, qd: np.ndarray, qdd: np
 
 
 # -- the one statement ----------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class _Space:
+    """Where the one statement runs: ``model`` with one-dof, independent joints only, its
+    configurations ``q``; ``mimic_G`` (nv_full, nv) maps the velocity to every joint's
+    (:mod:`dyn_plugin.mimic`), ``C`` (nv_chain, nv_full) every joint's to the chain of joints
+    of several degrees of freedom (:mod:`dyn_plugin.multi_dof`); ``G = C mimic_G``."""
+
+    model: RobotModel
+    q: np.ndarray
+    mimic_G: np.ndarray
+    C: np.ndarray
+    expansion: object
+
+    @property
+    def G(self) -> np.ndarray:
+        return self.C @ self.mimic_G
+
+    def velocity(self, qd: np.ndarray) -> np.ndarray:
+        return qd @ self.G.T
+
+    def acceleration(self, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
+        """The chain's q̈: mapped, plus the motion joints' d(v) (:meth:`~dyn_plugin.multi_dof.Expansion.acceleration`)."""
+        if self.expansion is None:
+            return qdd @ self.G.T
+        return self.expansion.acceleration(qd @ self.mimic_G.T, qdd @ self.mimic_G.T)
+
+
+def _space(model: RobotModel, q: np.ndarray) -> _Space:
+    """The :class:`_Space` of a model at configurations q (N, nq); joint quaternions normalised."""
+    full, qf, G = _full(model, q)
+    if not full.multi_dof_indices:
+        return _Space(full, qf, G, np.eye(full.nv), None)
+    e = multi_dof.expansion(full)
+    C = np.zeros((e.chain.nv, full.nv))
+    C[e.columns, np.arange(full.nv)] = 1.0
+    return _Space(e.chain, e.configuration(e.unit(qf)), G, C, e)
+
 
 def _full(model: RobotModel, q: np.ndarray) -> tuple:
     """(model with every joint independent, its configurations (N, nq_full), G (nv_full, nv)):
