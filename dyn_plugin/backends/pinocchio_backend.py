@@ -8,14 +8,26 @@ convention :attr:`~dyn_plugin.model.RobotModel.floating_base` follows; mimic joi
 pinocchio's own ``mimic=True`` (its ABA does not take them: q̈ comes from its CRBA and
 non-linear effects by Cholesky).  Frames are pinocchio's BODY frames of the same names
 (``updateFramePlacements``, ``computeFrameJacobian``, ``getFrameVelocity``,
-``getFrameClassicalAcceleration``, ``getFrameJacobianTimeVariation``).
+``getFrameClassicalAcceleration``, ``getFrameJacobianTimeVariation``); external wrenches
+(``f_ext``) go to its ``rnea`` and ``aba`` as ``fext``, placed by its own frames.
+
+Joints of several degrees of freedom are pinocchio's own: ``planar`` and ``floating`` as its
+URDF parser reads them (``JointModelPlanar``, whose configuration is (x, y, cos θ, sin θ)
+where ours is (x, y, θ): converted here as for a continuous joint; ``JointModelFreeFlyer``);
+``spherical``, which urdfdom does not know, as ``JointModelSpherical`` in the model its
+parser builds from the same text with those joints written ``floating``
+(:func:`spherical_model`): every placement, inertia (fixed joints merged) and frame is
+then the parser's own, and only the joint's motion is set here.  Quaternions (x, y, z, w)
+pass through, normalised or refused as everywhere (:func:`dyn_plugin.joints.unit_configuration`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .. import floating
 from ..errors import BackendError
+from ..joints import FLOATING, KINDS, MULTI_DOF, PLANAR, SPHERICAL, unit_configuration
 from ..urdf import urdf_text
 from .base import Backend
 
@@ -26,7 +38,7 @@ class PinocchioBackend(Backend):
     name = "pinocchio"
     description = "reference: pinocchio rnea, crba, aba (loop over states)"
     kind = "reference"
-    capabilities = frozenset({"floating_base", "mimic", "derivatives"})
+    capabilities = frozenset({"floating_base", "mimic", "multi_dof", "derivatives"})
 
     def __init__(self, model, gravity=None, armature=None):
         """``armature`` (n,): reflected motor inertia on the diagonal of M (pinocchio's
@@ -36,64 +48,81 @@ class PinocchioBackend(Backend):
 
         self._pin = pin
         try:
-            root = (pin.JointModelFreeFlyer(),) if self.model.floating_base else ()
-            self.pin_model = pin.buildModelFromXML(urdf_text(self.model), *root, mimic=bool(self.model.mimic))
+            self.pin_model = _build(pin, self.model)
         except Exception as exc:  # pinocchio raises RuntimeError/ValueError from C++
             raise BackendError(f"pinocchio cannot load model {self.model.name!r}: {exc}") from None
         self.pin_model.gravity.linear = np.asarray(self.model.gravity, dtype=float)
         self._map_joints()
         armature = _armature(self.model, armature)
         if armature is not None:
-            joints = len(self.model.independent_joints)
-            self.pin_model.armature = self.to_pin_v(np.concatenate([np.zeros(self.model.nv - joints), armature]))
+            self.pin_model.armature = self.to_pin_v(_armature_per_velocity(self.model, armature))
         self.data = self.pin_model.createData()
 
     def _map_joints(self):
-        pm = self.pin_model
-        if pm.nv != self.model.nv:
-            raise BackendError(f"pinocchio sees {pm.nv} degrees of freedom in {self.model.name!r}, we see {self.model.nv}")
-        joints = len(self.model.independent_joints)
-        base = self.model.nq - joints                # the free-flyer's 7 entries of q (6 of v) come first
-        self._idx_q, self._idx_v, self._two_q = list(range(base)), list(range(self.model.nv - joints)), [False] * base
-        for name in self.model.independent_joints:
+        """Per entry of our q: pinocchio's index and whether it is an angle pinocchio stores
+        as (cos, sin) (a continuous joint, a planar joint's θ); per entry of our v, pinocchio's."""
+        pm, model = self.pin_model, self.model
+        if pm.nv != model.nv:
+            raise BackendError(f"pinocchio sees {pm.nv} degrees of freedom in {model.name!r}, we see {model.nv}")
+        base_q, base_v = (floating.BASE_Q, floating.BASE_V) if model.floating_base else (0, 0)
+        idx_q, two_q, idx_v = list(range(base_q)), [False] * base_q, list(range(base_v))
+        for i in model.independent_indices:
+            name, kind = model.joint_names[i], model.joint_types[i]
             jid = pm.getJointId(name)
             if jid >= pm.njoints:
                 raise BackendError(f"pinocchio has no joint named {name!r}")
-            self._idx_q.append(pm.joints[jid].idx_q)
-            self._idx_v.append(pm.joints[jid].idx_v)
-            self._two_q.append(pm.joints[jid].nq == 2)
-        self._idx_v = np.array(self._idx_v, dtype=int)
+            joint = pm.joints[jid]
+            if joint.nv != KINDS[kind].nv:
+                raise BackendError(f"pinocchio's joint {name!r} ({joint.shortname()}) has {joint.nv} degrees of "
+                                   f"freedom, ours ({kind}) {KINDS[kind].nv}")
+            angles = {PLANAR: (2,)}.get(kind, (0,) if joint.nq == 2 else ())
+            offset = 0
+            for k in range(KINDS[kind].nq):
+                idx_q.append(joint.idx_q + offset)
+                two_q.append(k in angles)
+                offset += 2 if k in angles else 1
+            idx_v += range(joint.idx_v, joint.idx_v + joint.nv)
+        self._idx_q, self._two_q, self._idx_v = np.array(idx_q, dtype=int), np.array(two_q), np.array(idx_v, dtype=int)
 
     def to_pin_q(self, q):
-        """Our configuration (nq,) as pinocchio's configuration vector."""
-        out = np.zeros(self.pin_model.nq)
-        for value, iq, two in zip(q, self._idx_q, self._two_q):
-            if two:
-                out[iq], out[iq + 1] = np.cos(value), np.sin(value)
-            else:
-                out[iq] = value
+        """Our configuration(s) (nq,) or (N, nq) as pinocchio's (angles as (cos, sin))."""
+        q = np.asarray(q, dtype=float)
+        out = np.zeros(q.shape[:-1] + (self.pin_model.nq,))
+        one, two = ~self._two_q, self._two_q
+        out[..., self._idx_q[one]] = q[..., one]
+        out[..., self._idx_q[two]], out[..., self._idx_q[two] + 1] = np.cos(q[..., two]), np.sin(q[..., two])
         return out
 
     def to_pin_v(self, v):
-        out = np.zeros(self.pin_model.nv)
-        out[self._idx_v] = v
+        """Our velocity (nv,) or (N, nv) (acceleration, τ) in pinocchio's order."""
+        v = np.asarray(v, dtype=float)
+        out = np.zeros(v.shape[:-1] + (self.pin_model.nv,))
+        out[..., self._idx_v] = v
         return out
 
-    def _per_state(self, fn, *arrays):
-        return np.array([fn(*row) for row in zip(*arrays)])
+    def _pin_q(self, q):
+        """pinocchio's configurations (N, nq) of ours (N, nq), quaternions normalised (or
+        refused, naming the joint) as by every backend."""
+        q = floating.unit_quaternions(q) if self.model.floating_base else q.copy()
+        for i in self.model.multi_dof_indices:
+            slices = self.model.joint_slices[i]
+            q[:, slices[0]] = unit_configuration(self.model.joint_types[i], q[:, slices[0]], self.model.joint_names[i])
+        return self.to_pin_q(q)
+
+    def _per_state(self, fn, q, *velocities):
+        """fn at each state, of pinocchio's configuration and velocities (our (N, nq), (N, nv) in)."""
+        return np.array([fn(*row) for row in zip(self._pin_q(q), *(self.to_pin_v(x) for x in velocities))])
 
     def _batch_inverse_dynamics(self, q, qd, qdd):
         pin, m, d = self._pin, self.pin_model, self.data
-        return self._per_state(
-            lambda a, b, c: pin.rnea(m, d, self.to_pin_q(a), self.to_pin_v(b), self.to_pin_v(c))[self._idx_v],
-            q, qd, qdd)
+        return self._per_state(lambda a, b, c: pin.rnea(m, d, a, b, c)[self._idx_v], q, qd, qdd)
 
     def _batch_mass_matrix(self, q):
         pin, m, d = self._pin, self.pin_model, self.data
         ix = np.ix_(self._idx_v, self._idx_v)
 
         def crba(a):
-            M = np.triu(pin.crba(m, d, self.to_pin_q(a)))
+            M = np.triu(pin.crba(m, d, a))
             return (M + np.triu(M, 1).T)[ix]
         return self._per_state(crba, q)
 
@@ -101,25 +130,54 @@ class PinocchioBackend(Backend):
         if self.model.mimic:                                    # pinocchio's aba refuses mimic joints
             return super()._batch_forward_dynamics(q, qd, tau)
         pin, m, d = self._pin, self.pin_model, self.data
-        return self._per_state(
-            lambda a, b, c: pin.aba(m, d, self.to_pin_q(a), self.to_pin_v(b), self.to_pin_v(c))[self._idx_v],
-            q, qd, tau)
+        return self._per_state(lambda a, b, c: pin.aba(m, d, a, b, c)[self._idx_v], q, qd, tau)
 
     def _batch_gravity_torques(self, q):
         pin, m, d = self._pin, self.pin_model, self.data
-        return self._per_state(lambda a: pin.computeGeneralizedGravity(m, d, self.to_pin_q(a))[self._idx_v], q)
+        return self._per_state(lambda a: pin.computeGeneralizedGravity(m, d, a)[self._idx_v], q)
 
     def _batch_bias_forces(self, q, qd):
         pin, m, d = self._pin, self.pin_model, self.data
-        return self._per_state(
-            lambda a, b: pin.nonLinearEffects(m, d, self.to_pin_q(a), self.to_pin_v(b))[self._idx_v], q, qd)
+        return self._per_state(lambda a, b: pin.nonLinearEffects(m, d, a, b)[self._idx_v], q, qd)
 
     def _batch_coriolis_matrix(self, q, qd):
         """pinocchio's C (Ṁ − 2C skew, C q̇ exact); not necessarily the Christoffel C."""
         pin, m, d = self._pin, self.pin_model, self.data
         ix = np.ix_(self._idx_v, self._idx_v)
-        return self._per_state(
-            lambda a, b: pin.computeCoriolisMatrix(m, d, self.to_pin_q(a), self.to_pin_v(b))[ix], q, qd)
+        return self._per_state(lambda a, b: pin.computeCoriolisMatrix(m, d, a, b)[ix], q, qd)
+
+    # -- external wrenches: pinocchio's fext ----------------------------------------------------
+
+    def _loaded(self, what: str, f_ext, single: bool):
+        """``_batch_<what>`` under ``f_ext`` (validated by :func:`dyn_plugin.external.validate`),
+        as pinocchio's rnea / aba with ``fext``: each wrench [f; m] (world-aligned, at the
+        frame origin p) a ``pin.Force`` of the frame's joint, in its frame about its origin
+        o: Rᵀ f, Rᵀ (m + (p − o) × f) (R, o from ``data.oMi``)."""
+        from ..external import validate
+
+        pin, m, d = self._pin, self.pin_model, self.data
+        function = {"inverse_dynamics": pin.rnea, "forward_dynamics": pin.aba}[what]
+        if self.model.mimic and what == "forward_dynamics":
+            return super()._loaded(what, f_ext, single)         # pinocchio's aba refuses mimic joints
+
+        def loaded(q, qd, x):
+            wrenches = validate(self.model, f_ext, len(q), single)
+            frames = {name: self._frame_id(name) for name in wrenches}
+
+            def one(k, a, b, c):
+                pin.forwardKinematics(m, d, a)
+                pin.updateFramePlacements(m, d)
+                fext = [pin.Force.Zero() for _ in range(m.njoints)]
+                for name, w in wrenches.items():
+                    joint = m.frames[frames[name]].parentJoint
+                    R, o, p = d.oMi[joint].rotation, d.oMi[joint].translation, d.oMf[frames[name]].translation
+                    fext[joint] += pin.Force(R.T @ w[k, :3], R.T @ (w[k, 3:] + np.cross(p - o, w[k, :3])))
+                return function(m, d, a, b, c, fext)[self._idx_v]
+            return np.array([one(k, a, b, c) for k, (a, b, c) in enumerate(zip(
+                self._pin_q(q), self.to_pin_v(qd), self.to_pin_v(x)))])
+
+        loaded.__name__ = f"_batch_{what}"
+        return loaded
 
     # -- derivatives: pinocchio's computeRNEADerivatives / computeABADerivatives ------------
 
@@ -129,7 +187,7 @@ class PinocchioBackend(Backend):
         self._refuse_mimic_derivatives()
 
         def derivatives(a, b, c):
-            dq, dv, _ = pin.computeRNEADerivatives(m, d, self.to_pin_q(a), self.to_pin_v(b), self.to_pin_v(c))
+            dq, dv, _ = pin.computeRNEADerivatives(m, d, a, b, c)
             return np.stack([dq[ix], dv[ix]])
         both = self._per_state(derivatives, q, qd, qdd)
         return both[:, 0], both[:, 1]
@@ -140,7 +198,7 @@ class PinocchioBackend(Backend):
         self._refuse_mimic_derivatives()
 
         def derivatives(a, b, c):
-            pin.computeABADerivatives(m, d, self.to_pin_q(a), self.to_pin_v(b), self.to_pin_v(c))
+            pin.computeABADerivatives(m, d, a, b, c)
             inverse = np.triu(d.Minv)
             return np.stack([d.ddq_dq[ix], d.ddq_dv[ix], (inverse + np.triu(inverse, 1).T)[ix]])
         three = self._per_state(derivatives, q, qd, tau)
@@ -167,21 +225,21 @@ class PinocchioBackend(Backend):
         pin, m, d, fid = self._pin, self.pin_model, self.data, self._frame_id(frame)
 
         def placement(a):
-            pin.forwardKinematics(m, d, self.to_pin_q(a))
+            pin.forwardKinematics(m, d, a)
             pin.updateFramePlacements(m, d)
             return d.oMf[fid].homogeneous
         return self._per_state(placement, q)
 
     def _batch_frame_jacobian(self, q, frame, reference):
         pin, m, d, fid, rf = self._pin, self.pin_model, self.data, self._frame_id(frame), self._reference(reference)
-        jacobian = lambda a: pin.computeFrameJacobian(m, d, self.to_pin_q(a), fid, rf).reshape(6, m.nv)  # noqa: E731
+        jacobian = lambda a: pin.computeFrameJacobian(m, d, a, fid, rf).reshape(6, m.nv)  # noqa: E731
         return self._per_state(lambda a: jacobian(a)[:, self._idx_v], q)       # (6,) from pinocchio when nv = 1
 
     def _batch_frame_velocity(self, q, qd, frame, reference):
         pin, m, d, fid, rf = self._pin, self.pin_model, self.data, self._frame_id(frame), self._reference(reference)
 
         def velocity(a, b):
-            pin.forwardKinematics(m, d, self.to_pin_q(a), self.to_pin_v(b))
+            pin.forwardKinematics(m, d, a, b)
             return pin.getFrameVelocity(m, d, fid, rf).vector
         return self._per_state(velocity, q, qd)
 
@@ -189,7 +247,7 @@ class PinocchioBackend(Backend):
         pin, m, d, fid, rf = self._pin, self.pin_model, self.data, self._frame_id(frame), self._reference(reference)
 
         def acceleration(a, b, c):
-            pin.forwardKinematics(m, d, self.to_pin_q(a), self.to_pin_v(b), self.to_pin_v(c))
+            pin.forwardKinematics(m, d, a, b, c)
             return pin.getFrameClassicalAcceleration(m, d, fid, rf).vector
         return self._per_state(acceleration, q, qd, qdd)
 
@@ -197,9 +255,65 @@ class PinocchioBackend(Backend):
         pin, m, d, fid, rf = self._pin, self.pin_model, self.data, self._frame_id(frame), self._reference(reference)
 
         def rate(a, b):
-            pin.computeJointJacobiansTimeVariation(m, d, self.to_pin_q(a), self.to_pin_v(b))
+            pin.computeJointJacobiansTimeVariation(m, d, a, b)
             return pin.getFrameJacobianTimeVariation(m, d, fid, rf).reshape(6, m.nv)[:, self._idx_v]
         return self._per_state(rate, q, qd)
+
+
+def _build(pin, model):
+    """pinocchio's model of ``model``'s URDF text (:func:`dyn_plugin.urdf.urdf_text`): its
+    parser's, with a free-flyer root for a floating base, its mimic joints for a model that
+    has them, and spherical joints as :func:`spherical_model` makes them."""
+    root = (pin.JointModelFreeFlyer(),) if model.floating_base else ()
+    spherical = [model.joint_names[i] for i in model.multi_dof_indices if model.joint_types[i] == SPHERICAL]
+    text = urdf_text(model)
+    if not spherical:
+        return pin.buildModelFromXML(text, *root, mimic=bool(model.mimic))
+    if model.mimic:
+        raise BackendError(f"model {model.name!r}: spherical joints with mimic joints are not built here")
+    return spherical_model(pin, pin.buildModelFromXML(_written_floating(text, spherical), *root), spherical)
+
+
+def _written_floating(text: str, joints) -> str:
+    """The URDF ``text`` with the joints named ``joints`` written ``type="floating"``."""
+    from lxml import etree
+
+    from ..urdf.reading import parse_xml
+
+    root, _ = parse_xml(text, "<model source>")
+    for element in root.findall("joint"):
+        if element.get("name") in joints:
+            element.set("type", FLOATING)
+    return etree.tostring(root, encoding="unicode")
+
+
+def spherical_model(pin, parsed, joints):
+    """A copy of pinocchio's model ``parsed`` with the joints named ``joints`` (free-flyers
+    there) as ``JointModelSpherical``: the same tree, joint placements, bodies' inertias and
+    frames (added in the same order, so their indices and names are the parser's)."""
+    model = pin.Model()
+    model.name = parsed.name
+    for j in range(1, parsed.njoints):
+        motion = pin.JointModelSpherical() if parsed.names[j] in joints else parsed.joints[j]
+        jid = model.addJoint(parsed.parents[j], motion, parsed.jointPlacements[j], parsed.names[j])
+        model.appendBodyToJoint(jid, parsed.inertias[j], pin.SE3.Identity())
+    for frame in list(parsed.frames)[1:]:                         # the universe's is there already
+        model.addFrame(pin.Frame(frame), False)                     # the joints carry the inertias
+    model.gravity = parsed.gravity
+    return model
+
+
+def _armature_per_velocity(model, armature):
+    """The independent joints' armature (one each) on their entries of v (nv,): zero on a
+    floating base's; a joint of several degrees of freedom takes none (refused)."""
+    out = np.zeros(model.nv)
+    for i, value in zip(model.independent_indices, armature):
+        kind, (_, v) = model.joint_types[i], model.joint_slices[i]
+        if kind in MULTI_DOF and value:
+            raise BackendError(f"model {model.name!r}: armature on joint {model.joint_names[i]!r} ({kind}); rotor "
+                               "inertia is for revolute and prismatic joints")
+        out[v] = value
+    return out
 
 
 def _armature(model, armature):
