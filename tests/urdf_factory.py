@@ -22,7 +22,11 @@ Everything a URDF can vary is drawn at random:
   solid box of random size, so they satisfy the strict triangle inequality and
   load in pybullet without "Bad inertia tensor properties";
 * masses in [0.1, 5] kg (every link, the base included, has an inertial);
-* limits for revolute and prismatic joints (none for continuous ones).
+* limits for revolute and prismatic joints (none for continuous ones);
+* optionally (``multi_dof=("spherical", "planar", "floating")`` or some of them; none by
+  default, and then the draws are those without the option) joints of several degrees of
+  freedom: pybullet's ``spherical``, URDF's ``planar`` (written with ``<axis xyz="0 0 1"/>``,
+  the plane's normal) and ``floating``, with neither limits nor a drawn axis.
 
 Joint names are ``<letter>_joint<k>`` where ``k`` is the creation index and the
 letters are a random permutation, so the alphabetical order of the names is NOT the
@@ -44,10 +48,11 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["random_tree_urdf", "write_urdf", "rpy_to_matrix", "random_inertia", "urdf_from_spec",
+__all__ = ["MULTI_DOF_TYPES", "random_tree_urdf", "write_urdf", "rpy_to_matrix", "random_inertia", "urdf_from_spec",
            "inertia_from_principal"]
 
 _MOVING_TYPES = ("revolute", "continuous", "prismatic")
+MULTI_DOF_TYPES = ("spherical", "planar", "floating")
 
 
 def _f(x: float) -> str:
@@ -137,8 +142,10 @@ def _joint_xml(rng: np.random.Generator, name: str, jtype: str, parent: str, chi
         f'    <child link="{child}"/>',
         f'    <origin xyz="{_vec(xyz)}" rpy="{_vec(rpy)}"/>',
     ]
-    if jtype != "fixed":
+    if jtype in _MOVING_TYPES:
         lines.append(f'    <axis xyz="{_vec(_random_axis(rng))}"/>')
+    elif jtype == "planar":
+        lines.append('    <axis xyz="0 0 1"/>')
     if jtype == "revolute":
         lo, hi = -rng.uniform(0.2, math.pi), rng.uniform(0.2, math.pi)
         lines.append(f'    <limit lower="{_f(lo)}" upper="{_f(hi)}" effort="{_f(rng.uniform(10, 200))}" velocity="{_f(rng.uniform(1, 5))}"/>')
@@ -165,6 +172,7 @@ def random_tree_urdf(
     prismatic: bool = True,
     fixed: bool = True,
     continuous: bool = True,
+    multi_dof: tuple = (),
     name: str = "random_tree",
 ) -> str:
     """XML text of a random fixed-base URDF tree with ``n_joints`` moving joints.
@@ -173,7 +181,9 @@ def random_tree_urdf(
     chain (the fixed leaf, if any, then hangs off the last link).  ``prismatic`` /
     ``continuous`` enable those joint types (revolute is always enabled; each enabled
     type appears at least once when ``n_joints`` allows).  ``fixed`` adds the fixed
-    joints described above.
+    joints described above.  ``multi_dof``: joint types of several degrees of freedom
+    (some of :data:`MULTI_DOF_TYPES`) enabled as well, each appearing at least once when
+    ``n_joints`` allows.
     """
     if not isinstance(rng, np.random.Generator):
         rng = np.random.default_rng(rng)
@@ -182,6 +192,10 @@ def random_tree_urdf(
 
     # --- moving joint types -------------------------------------------------------
     enabled = ["revolute"] + (["continuous"] if continuous else []) + (["prismatic"] if prismatic else [])
+    unknown = set(multi_dof) - set(MULTI_DOF_TYPES)
+    if unknown:
+        raise ValueError(f"multi_dof takes some of {MULTI_DOF_TYPES}, got {sorted(unknown)}")
+    enabled += list(multi_dof)
     types = [enabled[i] for i in rng.integers(len(enabled), size=n_joints)]
     if n_joints >= len(enabled):  # make sure every enabled type shows up
         slots = rng.choice(n_joints, size=len(enabled), replace=False)
