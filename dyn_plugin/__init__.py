@@ -15,7 +15,7 @@ Large batches run in parallel on every core: ``get_backend(..., workers=2)``,
 (results are bit-identical for any number).
 """
 
-from . import floating, mimic
+from . import configuration, floating, mimic
 from .backends import Backend, get_backend, list_backends, register_backend, unregister_backend
 from .backends.friction_backend import with_friction
 from .dh import DHRow, model_from_dh, read_dh_table
@@ -50,7 +50,7 @@ def __getattr__(name):
 
 __all__ = [
     "lock_joints",
-    "__version__", "Terms", "floating", "mimic",
+    "__version__", "Terms", "configuration", "floating", "mimic",
     "Backend", "BackendError", "ClusterError", "DHRow", "FrictionModel", "load_friction", "DynPluginError", "InputError", "JointLimitWarning", "ModelError", "NumericalError",
     "PhysicalValidityWarning", "RobotModel", "URDFError", "URDFWarning", "UnknownRobotError", "get_backend", "identify",
     "list_backends", "list_robots", "load_robot", "load_urdf", "load_urdf_string",

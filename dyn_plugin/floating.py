@@ -1,5 +1,6 @@
-"""Floating bases: the free-flyer configuration space, and the fixed-base chain that
-moves like a floating robot at any one state.
+"""Floating bases: the free-flyer convention, and the fixed-base chain that moves like a
+floating robot at any one state (moving on the configuration space, q ⊕ v and q₁ ⊖ q₀, is
+:mod:`dyn_plugin.configuration`'s, the base a floating joint there).
 
 Convention (pinocchio's ``JointModelFreeFlyer``; :attr:`RobotModel.floating_base`):
 q = [p (3), quaternion (x, y, z, w), joints (n)] with p the base origin and the quaternion
@@ -36,7 +37,7 @@ import functools
 import numpy as np
 
 from .errors import InputError
-from .joints import UNIT_TOLERANCE, exp_se3, quaternion_matrix, quaternion_product
+from .joints import UNIT_TOLERANCE, quaternion_matrix
 from .kinematics import PRISMATIC, REVOLUTE, skew
 from .model import RobotModel
 
@@ -118,8 +119,8 @@ def acceleration_offset(model: RobotModel, q: np.ndarray, v: np.ndarray, gravity
 
 def acceleration_offset_derivatives(model: RobotModel, q: np.ndarray, v: np.ndarray) -> tuple:
     """(∂d/∂q, ∂d/∂v) (N, nv, nv) of :func:`acceleration_offset` (both parts), ∂/∂q along
-    the tangent of q (base rotation δθ in the base frame, as :func:`integrate`): only the
-    base rows are non-zero.  With R → R exp([δθ]×), Rᵀg → Rᵀg + [Rᵀg]× δθ, so
+    the tangent of q (base rotation δθ in the base frame, as :func:`dyn_plugin.configuration.integrate`):
+    only the base rows are non-zero.  With R → R exp([δθ]×), Rᵀg → Rᵀg + [Rᵀg]× δθ, so
     ∂d_lin/∂δθ = −[Rᵀg]×; ∂d_lin/∂v_lin = [ω]×, ∂d_lin/∂ω = −[v_lin]×; and
     ∂d_ang/∂ω from d_ang = (−ω_y ω_z, ω_x ω_z, −ω_x ω_y)."""
     N, nv = v.shape
@@ -132,44 +133,6 @@ def acceleration_offset_derivatives(model: RobotModel, q: np.ndarray, v: np.ndar
     dv[:, 3:6, 3:6] = np.stack([np.stack([zero, -wz, -wy], axis=-1), np.stack([wz, zero, wx], axis=-1),
                                 np.stack([-wy, -wx, zero], axis=-1)], axis=1)
     return dq, dv
-
-
-# -- the configuration space -----------------------------------------------------------------
-
-def integrate(model: RobotModel, q: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """q ⊕ v (N, nq): the configuration reached from q (N, nq) by moving with the constant
-    velocity v (N, nv) for unit time (v dt for a step dt): joints q + q̇; the base by the
-    SE(3) exponential of its body twist (pinocchio's ``integrate``), its quaternion
-    renormalised.  A fixed-base model gives q + v."""
-    if not model.floating_base:
-        return q + v
-    out = q.copy()
-    out[:, BASE_Q:] += v[:, BASE_V:]
-    R = base_rotations(q)
-    rotation, translation = exp_se3(v[:, 0:3], v[:, 3:6])
-    out[:, 0:3] += np.einsum("nij,nj->ni", R, translation)
-    out[:, 3:7] = quaternion_product(q[:, 3:7], rotation)
-    out[:, 3:7] /= np.linalg.norm(out[:, 3:7], axis=1, keepdims=True)
-    return out
-
-
-def chart_rate(model: RobotModel, xi: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """ξ̇ (N, nv) for the configuration q₀ ⊕ ξ moving with the velocity v (N, nv): the
-    joints' rate is q̇; the base's, through the inverse of the SE(3) exponential's
-    differential, dexp⁻¹ = 1 + ½ ad_ξ + ad_ξ²/12 (+ terms of order |ξ|⁴ |v| that an RK4
-    step, with |ξ| of order dt, does not see; Iserles et al., Acta Numerica 2000, §2.3),
-    with ad_ξ v = (φ × u + ρ × ω, φ × ω) for ξ = (ρ, φ), v = (u, ω)."""
-    rate = v.copy()
-    if model.floating_base:
-        once = _ad(xi[:, :BASE_V], v[:, :BASE_V])
-        rate[:, :BASE_V] += 0.5 * once + _ad(xi[:, :BASE_V], once) / 12.0
-    return rate
-
-
-def _ad(xi: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """The Lie bracket [ξ, v] of twists (N, 6) ordered (linear, angular)."""
-    rho, phi, u, w = xi[:, :3], xi[:, 3:], v[:, :3], v[:, 3:]
-    return np.concatenate([np.cross(phi, u) + np.cross(rho, w), np.cross(phi, w)], axis=1)
 
 
 def random_base_states(rng: np.random.Generator, count: int, speed: float, acceleration: float) -> tuple:

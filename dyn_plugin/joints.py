@@ -212,7 +212,8 @@ def integrate(kind: str, q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """q ⊕ v (N, nq): the configuration reached from q (N, nq) with the constant velocity v
     (N, nv) for unit time, as pinocchio's ``integrate``: q + v for a one-dof joint; along the
     exponential of the body twist for the others (SO(3) spherical, SE(2) planar, SE(3)
-    floating), quaternions renormalised."""
+    floating), quaternions renormalised; the sign of the quaternion is pinocchio's: q ⊗ exp(v)
+    on SO(3), on SE(3) the one in q's hemisphere (a step turning less than π never flips)."""
     if kind in (REVOLUTE, PRISMATIC):
         return q + v
     if kind == SPHERICAL:
@@ -221,19 +222,27 @@ def integrate(kind: str, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         rotation, translation = exp_se3(v[:, 0:3], v[:, 3:6])
         out = q.copy()
         out[:, 0:3] += np.einsum("nij,nj->ni", quaternion_matrix(q[:, 3:7]), translation)
-        out[:, 3:7] = _normalised(quaternion_product(q[:, 3:7], rotation))
+        out[:, 3:7] = _turned(q[:, 3:7], rotation)
         return out
     return _integrate_planar(q, v)
 
 
+def _turned(quaternion: np.ndarray, rotation: np.ndarray) -> np.ndarray:
+    """quaternion ⊗ rotation (N, 4), normalised, its sign that of a positive dot product with
+    ``quaternion`` (pinocchio's ``integrate`` on SE(3))."""
+    out = _normalised(quaternion_product(quaternion, rotation))
+    return np.where(np.sum(out * quaternion, axis=1, keepdims=True) < 0, -out, out)
+
+
 def _integrate_planar(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """SE(2): θ' = θ + ω; the position moves by R(θ) V(ω) (v_x, v_y) with
-    V(ω) = [[sin ω/ω, −(1 − cos ω)/ω], [(1 − cos ω)/ω, sin ω/ω]] (series below 1e-4)."""
+    V(ω) = [[sin ω/ω, −(1 − cos ω)/ω], [(1 − cos ω)/ω, sin ω/ω]] (series below 1e-4; 1 − cos ω as
+    2 sin²(ω/2), free of cancellation)."""
     w = v[:, 2]
     small = np.abs(w) < 1e-4
     t = np.where(small, 1.0, w)
     s = np.where(small, 1 - w ** 2 / 6, np.sin(t) / t)
-    c = np.where(small, w / 2 - w ** 3 / 24, (1 - np.cos(t)) / t)
+    c = np.where(small, w / 2 - w ** 3 / 24, 2 * np.sin(t / 2) ** 2 / t)
     local = np.stack([s * v[:, 0] - c * v[:, 1], c * v[:, 0] + s * v[:, 1]], axis=1)
     ct, st = np.cos(q[:, 2]), np.sin(q[:, 2])
     out = q.copy()
@@ -259,15 +268,78 @@ def _exp_so3(angular: np.ndarray) -> np.ndarray:
 def exp_se3(linear: np.ndarray, angular: np.ndarray) -> tuple:
     """exp of the body twists (linear (N, 3), angular φ (N, 3)): the rotation as a
     quaternion (N, 4) (x, y, z, w) and the translation V(φ) linear, with
-    V = 1 + (1 − cos θ)/θ² [φ]× + (θ − sin θ)/θ³ [φ]×² (θ = |φ|; series below 1e-4)."""
+    V = 1 + (1 − cos θ)/θ² [φ]× + (θ − sin θ)/θ³ [φ]×² (θ = |φ|; series below 1e-4; 1 − cos θ
+    as 2 sin²(θ/2), free of cancellation)."""
     theta = np.linalg.norm(angular, axis=1)
     small = theta < 1e-4
     t = np.where(small, 1.0, theta)
-    a = np.where(small, 0.5 - theta ** 2 / 24, (1 - np.cos(t)) / t ** 2)
+    a = np.where(small, 0.5 - theta ** 2 / 24, 2 * (np.sin(t / 2) / t) ** 2)
     b = np.where(small, 1 / 6 - theta ** 2 / 120, (t - np.sin(t)) / t ** 3)
     once = np.cross(angular, linear)
     translation = linear + a[:, None] * once + b[:, None] * np.cross(angular, once)
     return _exp_so3(angular), translation
+
+
+def difference(kind: str, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+    """q₁ ⊖ q₀ (N, nv): the velocity v that :func:`integrate` takes from q₀ to q₁ (N, nq)
+    in unit time, as pinocchio's ``difference``: q₁ − q₀ for a one-dof joint; for the others
+    the logarithm of the relative displacement q₀⁻¹ q₁ in the child frame of q₀ (SO(3),
+    SE(2), SE(3)), its rotation angle in [0, π] (so q₀ ⊕ (q₁ ⊖ q₀) = q₁ as a rotation; a
+    planar angle is reached modulo 2π)."""
+    if kind in (REVOLUTE, PRISMATIC):
+        return q1 - q0
+    if kind == SPHERICAL:
+        return _log_so3(_relative_rotation(q0, q1))
+    if kind == FLOATING:
+        angular = _log_so3(_relative_rotation(q0[:, 3:7], q1[:, 3:7]))
+        moved = np.einsum("nji,nj->ni", quaternion_matrix(q0[:, 3:7]), q1[:, 0:3] - q0[:, 0:3])
+        return np.concatenate([_log_translation(angular, moved), angular], axis=1)
+    return _difference_planar(q0, q1)
+
+
+def _relative_rotation(p: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """p⁻¹ ⊗ r (N, 4) of unit quaternions, sign chosen with w ≥ 0 (the shorter rotation)."""
+    conjugate = np.concatenate([-p[:, :3], p[:, 3:]], axis=1)
+    relative = quaternion_product(conjugate, r)
+    return np.where(relative[:, 3:] < 0, -relative, relative)
+
+
+def _log_so3(quaternion: np.ndarray) -> np.ndarray:
+    """The rotation vector φ (N, 3) of unit quaternions (N, 4) with w ≥ 0: θ = 2 atan2(|u|, w)
+    ∈ [0, π] about u/|u| (u the vector part), φ = (θ/|u|) u, θ/|u| = (2/w)(1 − |u|²/(3w²)) +
+    O(|u|⁴) below |u| = 1e-4 (atan's series)."""
+    u, w = quaternion[:, :3], quaternion[:, 3]
+    s = np.linalg.norm(u, axis=1)
+    small = s < 1e-4
+    theta = 2 * np.arctan2(s, w)
+    factor = np.where(small, 2 / np.where(small, w, 1.0) * (1 - s ** 2 / (3 * np.where(small, w, 1.0) ** 2)),
+                      theta / np.where(small, 1.0, s))
+    return factor[:, None] * u
+
+
+def _log_translation(angular: np.ndarray, translation: np.ndarray) -> np.ndarray:
+    """ρ (N, 3) with V(φ) ρ = translation (V of :func:`exp_se3`): V⁻¹ = 1 − ½[φ]× + c [φ]×²,
+    c = (1 − (θ/2) cot(θ/2))/θ² (series 1/12 + θ²/720 below θ = 1e-4), θ = |φ| ≤ π."""
+    theta = np.linalg.norm(angular, axis=1)
+    small = theta < 1e-4
+    t = np.where(small, 1.0, theta)
+    c = np.where(small, 1 / 12 + theta ** 2 / 720, (1 - 0.5 * t / np.tan(t / 2)) / t ** 2)
+    once = np.cross(angular, translation)
+    return translation - 0.5 * once + c[:, None] * np.cross(angular, once)
+
+
+def _difference_planar(q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+    """SE(2)'s logarithm: ω the angle θ₁ − θ₀ wrapped into [−π, π]; (v_x, v_y) =
+    V(ω)⁻¹ R(θ₀)ᵀ (p₁ − p₀) with V(ω)⁻¹ = [[α, ω/2], [−ω/2, α]], α = (ω/2) cot(ω/2)
+    (series 1 − ω²/12 below 1e-4), V of :func:`_integrate_planar`."""
+    w = np.arctan2(np.sin(q1[:, 2] - q0[:, 2]), np.cos(q1[:, 2] - q0[:, 2]))
+    small = np.abs(w) < 1e-4
+    t = np.where(small, 1.0, w)
+    alpha = np.where(small, 1 - w ** 2 / 12, 0.5 * t / np.tan(t / 2))
+    ct, st = np.cos(q0[:, 2]), np.sin(q0[:, 2])
+    dx, dy = q1[:, 0] - q0[:, 0], q1[:, 1] - q0[:, 1]
+    x, y = ct * dx + st * dy, -st * dx + ct * dy
+    return np.stack([alpha * x + 0.5 * w * y, -0.5 * w * x + alpha * y, w], axis=1)
 
 
 def chart_rate(kind: str, xi: np.ndarray, v: np.ndarray) -> np.ndarray:

@@ -7,11 +7,13 @@ Integrators
 ``rk4``                  classic fourth-order Runge-Kutta on (q, q̇); a callable torque is
                          evaluated at every stage, an array torque is held over the step.
 
-A floating base moves on its manifold: q ⊕ dt v (:func:`dyn_plugin.floating.integrate`,
-the SE(3) exponential, quaternion renormalised) in place of q + dt q̇; RK4 runs in the
+A floating base and spherical, planar and floating joints move on their manifolds:
+q ⊕ dt v (:func:`dyn_plugin.configuration.integrate`: the SE(3), SO(3) or SE(2) exponential,
+quaternions renormalised) in place of q + dt q̇, for both integrators; RK4 runs in the
 exponential chart about the step's start (Munthe-Kaas: the chart coordinates ξ have the
-rate ξ̇ = v + ½[ξ, v] + [ξ, [ξ, v]]/12, :func:`dyn_plugin.floating.chart_rate`), so it
-keeps its fourth order.
+rate ξ̇ = v + ½[ξ, v] + [ξ, [ξ, v]]/12, :func:`dyn_plugin.configuration.chart_rate`), so it
+keeps its fourth order (``tests/test_simulate_multi_dof.py``: momentum and energy of free
+floating trees conserved to round-off).
 
 Friction backends with sharp dry friction (see
 :mod:`dyn_plugin.backends.friction_backend`) are stepped with a velocity-level friction
@@ -48,9 +50,11 @@ import numpy as np
 
 from .arrays import as_batch
 from .errors import DynPluginError, InputError, SimulationError
-from .floating import base_rotations, chain_configuration, chart_rate, free_flyer_chain, integrate
-from .kinematics import forward_kinematics
+from .configuration import chart_rate, integrate, is_euclidean
+from .floating import base_rotations, chain_configuration, free_flyer_chain
+from .kinematics import PRISMATIC, REVOLUTE, forward_kinematics
 from .mimic import full_configuration, full_model
+from .multi_dof import expansion
 
 INTEGRATORS = ("semi_implicit_euler", "rk4")
 
@@ -114,10 +118,14 @@ class Trajectory:
 
 def potential_energy(model, q: np.ndarray, gravity=None) -> np.ndarray:
     """Gravitational potential energy (N,) J of batch ``q`` (N, nq): −Σ m_i g·p_ci (the
-    base link included when it floats, its pose from q)."""
+    base link included when it floats, its pose from q; joints of several degrees of freedom
+    as their chain of one-dof joints, :func:`dyn_plugin.multi_dof.expansion`)."""
     g = model.gravity if gravity is None else np.asarray(gravity, dtype=float)
     if model.mimic:                               # every joint's position, then as without mimic joints
         model, q = full_model(model), full_configuration(model, q)
+    if model.multi_dof_indices:                   # the chain at the same configuration (massless pose joints)
+        chain = expansion(model)
+        model, q = chain.chain, chain.configuration(chain.unit(q))
     bodies, joints = (free_flyer_chain(model), chain_configuration(q)) if model.floating_base else (model, q)
     T = forward_kinematics(bodies, joints)
     com = np.einsum("nkij,kj->nki", T[..., :3, :3], bodies.coms) + T[..., :3, 3]
@@ -270,17 +278,25 @@ def _uses_velocity_step(backend, integrator: str, viscous: str) -> bool:
 
 
 def _advance(model) -> Callable:
-    """(q (nq,), Δ (nv,)) -> q ⊕ Δ: q + Δ on a fixed base, the SE(3) step of a floating one."""
-    if not model.floating_base:
+    """(q (nq,), Δ (nv,)) -> q ⊕ Δ (:func:`dyn_plugin.configuration.integrate`): q + Δ when
+    every coordinate is Euclidean (one-dof joints on a fixed base)."""
+    if is_euclidean(model):
         return lambda q, delta: q + delta
     return lambda q, delta: integrate(model, q[None], delta[None])[0]
+
+
+def _chart_rate(model) -> Callable:
+    """(ξ (nv,), v (nv,)) -> ξ̇ (:func:`dyn_plugin.configuration.chart_rate`): v when every
+    coordinate is Euclidean."""
+    if is_euclidean(model):
+        return lambda xi, v: v
+    return lambda xi, v: chart_rate(model, xi[None], v[None])[0]
 
 
 def _rk4_step(fd, tau_of, t, q, qd, qdd, dt, check, model):
     """One classic RK4 step on (ξ, q̇), ξ the chart coordinates of q ⊕ ξ (ξ = q − q₀ on a
     fixed base, where this is RK4 on (q, q̇)); ``check(q, q̇)`` vets every stage state."""
-    advance = _advance(model)
-    rate = (lambda xi, v: v) if not model.floating_base else (lambda xi, v: chart_rate(model, xi[None], v[None])[0])
+    advance, rate = _advance(model), _chart_rate(model)
     k1x, k1v = qd, qdd
     x2, v2 = 0.5 * dt * k1x, qd + 0.5 * dt * k1v
     q2 = advance(q, x2)
@@ -299,17 +315,24 @@ def _rk4_step(fd, tau_of, t, q, qd, qdd, dt, check, model):
 
 
 def _rk4_bristle_step(backend, tau_of, t, q, qd, z, dt, check):
-    """One classic RK4 step on (q, q̇, z) of a fixed-base robot whose friction has a dynamic
-    law, rates from ``backend.state_rates``; ``check(q, q̇, z)`` vets every stage state."""
-    def rates(time, qs, vs, zs):
+    """One classic RK4 step on (ξ, q̇, z) of a robot whose friction has a dynamic law, rates
+    from ``backend.state_rates``, ξ the chart coordinates of q ⊕ ξ as in :func:`_rk4_step`
+    (RK4 on (q, q̇, z) when every coordinate is Euclidean); ``check(q, q̇, z)`` vets every
+    stage state."""
+    advance, chart = _advance(backend.model), _chart_rate(backend.model)
+
+    def rates(time, xi, vs, zs):
+        qs = advance(q, xi)
         check(qs, vs, zs)
         qdd, rate = backend.state_rates(qs, vs, zs, tau_of(time, qs, vs))
-        return vs, qdd, rate
-    k1 = rates(t, q, qd, z)
-    k2 = rates(t + 0.5 * dt, *(x + 0.5 * dt * k for x, k in zip((q, qd, z), k1)))
-    k3 = rates(t + 0.5 * dt, *(x + 0.5 * dt * k for x, k in zip((q, qd, z), k2)))
-    k4 = rates(t + dt, *(x + dt * k for x, k in zip((q, qd, z), k3)))
-    return tuple(x + dt / 6 * (a + 2 * b + 2 * c + d) for x, a, b, c, d in zip((q, qd, z), k1, k2, k3, k4))
+        return chart(xi, vs), qdd, rate
+    start = (np.zeros_like(qd), qd, z)
+    k1 = rates(t, *start)
+    k2 = rates(t + 0.5 * dt, *(x + 0.5 * dt * k for x, k in zip(start, k1)))
+    k3 = rates(t + 0.5 * dt, *(x + 0.5 * dt * k for x, k in zip(start, k2)))
+    k4 = rates(t + dt, *(x + dt * k for x, k in zip(start, k3)))
+    xi, qd_next, z_next = (x + dt / 6 * (a + 2 * b + 2 * c + d) for x, a, b, c, d in zip(start, k1, k2, k3, k4))
+    return advance(q, xi), qd_next, z_next
 
 
 class _Divergence:
@@ -339,20 +362,33 @@ class _Divergence:
                 raise SimulationError(f"{self._at(k)}{where}: the bristle state z of joint "
                                       f"{self.model.joint_names[i]!r} is {z[i]:.3g}; {self._advice}")
             return
-        # the joint part of q lines up with q̇ and q̈ (a floating base's 7 + 6 entries come first)
-        names = self.model.independent_joints
-        joints = [v[len(v) - len(names):] for v in values]
-        bad = ~np.logical_and.reduce([np.isfinite(v) for v in joints])
-        if bad.any():
-            i = int(np.argmax(bad))
-            state = ", ".join(f"{name} = {v[i]:.3g}" for name, v in zip(("q", "q̇", "q̈"), joints))
-            where += f": joint {names[i]!r} has {state}"
+        culprit = self._joint_at_fault(values)
+        if culprit is not None:
+            where += f": joint {culprit}"
         else:
             parts = zip(("q", "q̇", "q̈"), values, (self.model.configuration_names, *[self.model.velocity_names] * 2))
             label, v, names = next((label, v, names) for label, v, names in parts if not np.isfinite(v).all())
             i = int(np.argmax(~np.isfinite(v)))
             where += f": the floating base has {label}[{names[i]}] = {v[i]:.3g}"
         raise SimulationError(f"{self._at(k)}{where}; {self._advice}")
+
+    def _joint_at_fault(self, values: list):
+        """The first joint with a value that is not finite in q, q̇ (or q̈) (``values``), in
+        words: its name and its entries ("'elbow' has q = nan, q̇ = 3, q̈ = inf"; a joint of
+        several degrees of freedom names its kind and gives its entries as lists); None when
+        only the floating base's are."""
+        for i in self.model.independent_indices:
+            q_slice, v_slice = self.model.joint_slices[i]
+            parts = [v[q_slice if k == 0 else v_slice] for k, v in enumerate(values)]
+            if all(np.isfinite(part).all() for part in parts):
+                continue
+            name, kind = self.model.joint_names[i], self.model.joint_types[i]
+            if kind in (REVOLUTE, PRISMATIC):
+                return f"{name!r} has " + ", ".join(f"{label} = {part[0]:.3g}"
+                                                    for label, part in zip(("q", "q̇", "q̈"), parts))
+            return f"{name!r} ({kind}) has " + ", ".join(
+                f"{label} = [{', '.join(f'{x:.3g}' for x in part)}]" for label, part in zip(("q", "q̇", "q̈"), parts))
+        return None
 
     def _at(self, k: int) -> str:
         return f"the integration diverged at step {k} of {self.steps} (t = {self.t[k]:.6g} s)"
@@ -368,11 +404,14 @@ class _LimitWatch:
 
     def __init__(self, model, mode):
         self.model, self.mode, self.events, self.outside = model, mode, [], set()
-        joints = model.independent_indices                      # the joints that are coordinates
-        self.lower, self.upper, self.names = model.lower[joints], model.upper[joints], model.independent_joints
+        joints = [i for i in model.independent_indices     # the one-dof joints that are coordinates (the others
+                  if model.joint_types[i] in (REVOLUTE, PRISMATIC)]  # have no limits)
+        self.entries = np.array([model.joint_slices[i][0].start for i in joints], dtype=int)   # their entries of q
+        self.lower, self.upper = model.lower[joints], model.upper[joints]
+        self.names = tuple(model.joint_names[i] for i in joints)
 
     def check(self, t, q):
-        q = q[len(q) - len(self.names):]            # the joints (after a floating base's 7 entries)
+        q = q[self.entries]
         for i in np.nonzero((q < self.lower) | (q > self.upper))[0]:
             if i in self.outside:
                 continue

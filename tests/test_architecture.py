@@ -18,8 +18,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "dyn_plugin"
 # from its own floor or below; the package's own __init__ (the public façade) stands above all.
 FLOORS = (
     ("ground", ("errors", "_version", "arrays", "terms", "datafile", "loops", "mimic")),
-    ("robot", ("kinematics", "joints", "model", "urdf", "dh", "locking", "floating", "multi_dof", "frames",
-               "external", "sampling", "robots", "bundled")),
+    ("robot", ("kinematics", "joints", "model", "configuration", "urdf", "dh", "locking", "floating", "multi_dof",
+               "frames", "external", "sampling", "robots", "bundled")),
     ("algorithms", ("algorithms",)),
     ("compiled", ("compiled",)),
     ("friction", ("friction",)),

@@ -5,7 +5,7 @@ References:
   model of the same URDF text (free-flyer root for a floating base: the derivative along
   the tangent, q ⊕ δ), mapped to our joint order;
 * five-point central differences of our own τ and q̈ (step 1e-3 · max(1, |x|); along
-  ``floating.integrate`` for a floating base): accurate to ~1e-10 relative, checked at 1e-8;
+  ``configuration.integrate`` for a floating base): accurate to ~1e-10 relative, checked at 1e-8;
 * for mimic joints (pinocchio's derivatives do not take them) the finite differences.
 
 Tolerance against pinocchio: max|ours − ref| ≤ 1e-9 · max(1, max|ref|) per matrix
@@ -24,7 +24,7 @@ import pytest
 pin = pytest.importorskip("pinocchio")
 
 import dyn_plugin as dp  # noqa: E402
-from dyn_plugin import floating  # noqa: E402
+from dyn_plugin import configuration  # noqa: E402
 from dyn_plugin.errors import BackendError, InputError, ModelError  # noqa: E402
 from dyn_plugin.sampling import random_states  # noqa: E402
 from test_external import CASES, case_of  # noqa: E402
@@ -100,7 +100,7 @@ def test_derivatives_equal_pinocchios(label, name):
 def central_differences(function, model, q, qd, x, rate_step=1e-3):
     """(∂f/∂q, ∂f/∂q̇) (nv, nv) of f(q, q̇, x) at one state by the five-point central
     difference (error O(h⁴) + O(ε/h)) with h_j = rate_step · max(1, |q̇_j|) for q̇ (1e-3
-    for q, moved along floating.integrate)."""
+    for q, moved along configuration.integrate)."""
     nv = len(qd)
     dq, dv = np.empty((nv, nv)), np.empty((nv, nv))
 
@@ -110,7 +110,7 @@ def central_differences(function, model, q, qd, x, rate_step=1e-3):
     for j in range(nv):
         e = np.eye(nv)[j]
         dv[:, j] = stencil(lambda t: function(q, qd + t * e, x), rate_step * max(1.0, abs(qd[j])))
-        dq[:, j] = stencil(lambda t: function(floating.integrate(model, q[None], t * e[None])[0], qd, x), 1e-3)
+        dq[:, j] = stencil(lambda t: function(configuration.integrate(model, q[None], t * e[None])[0], qd, x), 1e-3)
     return dq, dv
 
 

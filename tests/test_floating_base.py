@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 pin = pytest.importorskip("pinocchio")
 
 import dyn_plugin as dp  # noqa: E402
-from dyn_plugin import floating  # noqa: E402
+from dyn_plugin import configuration, floating  # noqa: E402
 from dyn_plugin.backends.registry import backend_class, backends  # noqa: E402
 from dyn_plugin.errors import InputError, ModelError  # noqa: E402
 from dyn_plugin.sampling import random_states  # noqa: E402
@@ -189,7 +189,7 @@ def test_integrate_is_pinocchios():
     rng = np.random.default_rng(5)
     for scale in (1e-6, 0.1, 3.0):                      # the series branch, and beyond
         v = scale * rng.uniform(-1, 1, (4, t.model.nv))
-        ours = floating.integrate(t.model, t.q[:4], v)
+        ours = configuration.integrate(t.model, t.q[:4], v)
         theirs = np.array([pin.integrate(t.pm, t.pin_q(t.q[k]), t.pin_v(v[k]))[:7] for k in range(4)])
         assert_close(ours[:, :3], theirs[:, :3], f"integrate: position, |v| ~ {scale}", tol=1e-12)
         # q and −q are one rotation: compare the rotations

@@ -26,7 +26,7 @@ import pytest
 pin = pytest.importorskip("pinocchio")
 
 import dyn_plugin as dp  # noqa: E402
-from dyn_plugin import floating  # noqa: E402
+from dyn_plugin import configuration  # noqa: E402
 from dyn_plugin.backends.registry import backends  # noqa: E402
 from dyn_plugin.errors import InputError, URDFWarning  # noqa: E402
 from dyn_plugin.frames import REFERENCES  # noqa: E402
@@ -191,7 +191,7 @@ def test_pinocchio_reference_frame_values_are_accepted():
 
 def _moved(model, q, step):
     """q moved by ``step`` (N, nv) of velocity × time (SE(3) exponential for a floating base)."""
-    return floating.integrate(model, q, step)
+    return configuration.integrate(model, q, step)
 
 
 @pytest.mark.parametrize("label", ["puma560", "stanford", "tree7", "tree5-floating", "chain3-floating"])

@@ -9,7 +9,7 @@ import pybullet_data
 import pytest
 
 import dyn_plugin as dp
-from dyn_plugin import floating
+from dyn_plugin import configuration, floating
 from dyn_plugin import pybullet_bridge as dpb
 from dyn_plugin.backends.pybullet_backend import c_level_output_silenced, import_pybullet
 
@@ -120,7 +120,7 @@ def test_one_pybullet_step_is_bullets_scheme_in_our_coordinates(r2d2):
     assert rel((v_next - v) / dt, a) > 1e-5
     # our semi-implicit Euler turns the base and moves the joints exactly as pybullet does
     v_ours = v + dt * a
-    q_ours = floating.integrate(model, q, dt * v_ours)
+    q_ours = configuration.integrate(model, q, dt * v_ours)
     assert np.abs(q_next[:, 3:] - q_ours[:, 3:]).max() <= 1e-12
     assert np.abs(v_next[:, 3:] - v_ours[:, 3:]).max() <= 1e-12
 
@@ -144,7 +144,7 @@ def test_free_floating_rollout_against_ours(r2d2, g):
                 q, v = pb.base.bullet_step(q, v, a, dt)
             else:
                 v = v + dt * a
-                q = floating.integrate(model, q, dt * v)
+                q = configuration.integrate(model, q, dt * v)
         return q[0], v[0]
 
     gaps = []
@@ -174,7 +174,7 @@ def test_pybullets_trajectory_takes_uniform_gravity_exactly(r2d2):
         q, v = q0, v0
         for _ in range(steps):
             v = v + dt * pin.forward_dynamics(q, v, zero[None])
-            q = floating.integrate(m, q, dt * v)
+            q = configuration.integrate(m, q, dt * v)
         ours.append(floating.momentum(pin, q, v)[0, :3])
     weight = model.total_mass() * np.array([0.0, 0.0, -9.81]) * steps * dt
     assert rel(momenta[1] - momenta[0], weight) <= 1e-12

@@ -245,7 +245,7 @@ class Backend:
         :mod:`dyn_plugin.compiled.derivatives`), equal to pinocchio's
         ``computeRNEADerivatives``.  A floating base is differentiated along the tangent of
         its configuration, as pinocchio does: column j is d/dε τ(q ⊕ ε e_j) with
-        :func:`dyn_plugin.floating.integrate` (nv columns for nq entries of q)."""
+        :func:`dyn_plugin.configuration.integrate` (nv columns for nq entries of q)."""
         self._require_derivatives()
         return self._run(self._batch_inverse_dynamics_derivatives, q=q, qd=qd, qdd=qdd)
 

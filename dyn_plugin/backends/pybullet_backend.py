@@ -62,6 +62,7 @@ import numpy as np
 from .. import floating
 from ..arrays import state_args
 from ..errors import BackendError, PhysicalValidityWarning
+from ..joints import quaternion_product
 from ..kinematics import skew
 from ..urdf import urdf_text
 from .base import Backend
@@ -188,12 +189,12 @@ class PybulletBase:
         configurations q (N, 7 + n)."""
         R = floating.base_rotations(q)
         return q[:, 0:3] + _rotate(R, np.broadcast_to(self.com, (len(q), 3))), \
-            floating.quaternion_product(q[:, 3:7], np.broadcast_to(self.quaternion, (len(q), 4)))
+            quaternion_product(q[:, 3:7], np.broadcast_to(self.quaternion, (len(q), 4)))
 
     def configuration_from(self, position, quaternion, joints, near=None) -> np.ndarray:
         """Our q (N, 7 + n) of C's pose (N, 3), (N, 4) and the joints (N, n); with ``near``
         (N, 4), each quaternion's sign is the one closer to it (q and −q are one rotation)."""
-        base = floating.quaternion_product(np.asarray(quaternion, dtype=float),
+        base = quaternion_product(np.asarray(quaternion, dtype=float),
                                             np.broadcast_to(_conjugate(self.quaternion), (len(joints), 4)))
         base /= np.linalg.norm(base, axis=1, keepdims=True)
         if near is not None:
@@ -235,7 +236,7 @@ class PybulletBase:
         theta = np.linalg.norm(angular, axis=1, keepdims=True) * dt
         half_sinc = np.where(theta < 1e-8, 0.5 * dt, np.sin(theta / 2) / np.where(theta > 0, theta, 1.0) * dt)
         turn = np.concatenate([half_sinc * angular, np.cos(theta / 2)], axis=1)
-        quaternion = floating.quaternion_product(turn, quaternion)
+        quaternion = quaternion_product(turn, quaternion)
         quaternion /= np.linalg.norm(quaternion, axis=1, keepdims=True)
         q_next = self.configuration_from(position + dt * linear, quaternion, q[:, 7:] + dt * joint_rates,
                                          near=q[:, 3:7])
@@ -538,7 +539,7 @@ class PybulletBackend(Backend):
         """(q⁺, q̇⁺) (N, nq), (N, nv): pybullet's semi-implicit Euler step for the
         accelerations q̈ (ours, any backend's): q̇⁺ = q̇ + dt q̈, q⁺ = q + dt q̇⁺ on a fixed
         base; :meth:`PybulletBase.bullet_step` on a floating one (whose base translation
-        differs from :func:`dyn_plugin.floating.integrate`'s by O(dt²) per step)."""
+        differs from :func:`dyn_plugin.configuration.integrate`'s by O(dt²) per step)."""
         if self.base is None:
             qd_next = qd + dt * qdd
             return q + dt * qd_next, qd_next
