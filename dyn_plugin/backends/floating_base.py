@@ -18,8 +18,11 @@ import functools
 import numpy as np
 
 from .. import floating
+from ..compiled import NO_SINGLE_STATE_PATH
 from ..errors import ModelError
 from .base import Backend
+
+_empty = np.empty            # one global lookup instead of two, on the one-state paths
 
 # What the chain backend can do that stays true through the state map.  Not kept:
 # christoffel (the chain's Christoffel symbols are in its own coordinates, not in the
@@ -80,7 +83,17 @@ def floating_class(chain_class) -> type:
 class FloatingBaseBackend(Backend):
     """A fixed-base backend (``.chain``, on the free-flyer chain) serving a floating-base
     model: q (nq,), v, a, τ (nv,) in pinocchio's free-flyer convention (see
-    :mod:`dyn_plugin.floating`)."""
+    :mod:`dyn_plugin.floating`).
+
+    When the chain backend has compiled free-flyer kernels (``free_flyer_kernels(gravity)``,
+    :class:`~dyn_plugin.compiled.FreeFlyerKernels`: newton_euler's), the map to the chain is
+    done inside them: one state goes straight to their entry points, as
+    :class:`~dyn_plugin.backends.newton_euler_backend.NewtonEulerBackend`'s fixed-base
+    states do (anything they refuse -- a batch, a bad shape, a quaternion that is not unit,
+    a result that is not finite -- takes Backend's validating path, whose errors name the
+    problem); a batch gets d(q, v) from a compiled loop and runs the chain's batch kernels
+    on the states validated here.  Otherwise the map is :mod:`dyn_plugin.floating`'s numpy
+    and the chain backend's public methods run it."""
 
     capabilities = frozenset({"floating_base"})
 
@@ -88,6 +101,12 @@ class FloatingBaseBackend(Backend):
         super().__init__(model)
         self.chain = chain_backend
         self.friction = None          # a friction backend's FrictionModel of the robot's n joints
+        make = getattr(type(chain_backend), "free_flyer_kernels", None)
+        self._kernels = make(chain_backend, model.gravity) if make is not None else None
+        entries = NO_SINGLE_STATE_PATH[:4] if self._kernels is None else self._kernels.entry_points
+        self._inverse_entry, self._bias_entry, self._forward_entry, self._mass_entry = entries
+        self._packed = None if self._kernels is None else self._kernels.packed
+        self._nv, self._square = model.nv, (model.nv, model.nv)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model.name!r}, n={self.model.n}, floating base, chain={self.chain!r})"
@@ -97,16 +116,101 @@ class FloatingBaseBackend(Backend):
             return getattr(self.chain, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-    def _chain_state(self, q, v):
-        q = floating.unit_quaternions(q)
-        return q, floating.chain_configuration(q)
+    # -- one state: the compiled free-flyer kernels' entry points, when the chain has them ----
+
+    def inverse_dynamics(self, q, qd, qdd, f_ext=None):
+        if f_ext is None:
+            tau = _empty(self._nv)
+            try:
+                if self._inverse_entry(self._packed, q, qd, qdd, tau) == 0:
+                    return tau
+            except TypeError:
+                pass
+        return Backend.inverse_dynamics(self, q, qd, qdd, f_ext)
+
+    def forward_dynamics(self, q, qd, tau, f_ext=None):
+        if f_ext is None:
+            qdd = _empty(self._nv)
+            try:
+                if self._forward_entry(self._packed, q, qd, tau, qdd) == 0:
+                    return qdd
+            except TypeError:
+                pass
+        return Backend.forward_dynamics(self, q, qd, tau, f_ext)
+
+    def mass_matrix(self, q):
+        M = _empty(self._square)
+        try:
+            if self._mass_entry(self._packed, q, M) == 0:
+                return M
+        except TypeError:
+            pass
+        return Backend.mass_matrix(self, q)
+
+    def bias_forces(self, q, qd):
+        tau = _empty(self._nv)
+        try:
+            if self._bias_entry(self._packed, q, qd, tau) == 0:
+                return tau
+        except TypeError:
+            pass
+        return Backend.bias_forces(self, q, qd)
+
+    def inverse_dynamics_derivatives(self, q, qd, qdd):
+        if self._kernels is not None:
+            dq, dv = _empty(self._square), _empty(self._square)
+            try:
+                if self._kernels.derivative_entry_points[0](self._packed, q, qd, qdd, dq, dv) == 0:
+                    return dq, dv
+            except TypeError:
+                pass
+        return Backend.inverse_dynamics_derivatives(self, q, qd, qdd)
+
+    def forward_dynamics_derivatives(self, q, qd, tau):
+        if self._kernels is not None:
+            dq, dv, minv = _empty(self._square), _empty(self._square), _empty(self._square)
+            try:
+                if self._kernels.derivative_entry_points[1](self._packed, q, qd, tau, dq, dv, minv) == 0:
+                    return dq, dv, minv
+            except TypeError:
+                pass
+        return Backend.forward_dynamics_derivatives(self, q, qd, tau)
+
+    # -- batches: the state map, then the chain backend --------------------------------------
+
+    def _offset(self, q, v, gravity: bool = True, velocity: bool = True):
+        """The base entries (N, 6) of d(q, v) (:func:`~dyn_plugin.floating.acceleration_offset`,
+        the parts asked for); an InputError for a quaternion that is not unit."""
+        if self._kernels is None:
+            return floating.acceleration_offset(self.model, floating.unit_quaternions(q), v, gravity,
+                                                velocity)[:, :floating.BASE_V]
+        d, unit = self._kernels.offsets(q, v, velocity=velocity, gravity=gravity)
+        if not unit:
+            floating.unit_quaternions(q)              # names the state and its norm
+        return d
+
+    def _shifted(self, x, d, sign: float = 1.0):
+        """x (N, nv) with sign·d added to its base entries (a copy)."""
+        out = np.array(x, dtype=float)
+        out[:, :floating.BASE_V] += sign * d
+        return out
+
+    def _chain_method(self, name: str):
+        """The chain backend's ``name`` ("inverse_dynamics", ...) for states validated here: its
+        batch kernel itself when the compiled kernels route them (Backend._run checks the
+        result here), else its public, validating method."""
+        return getattr(self.chain, name if self._kernels is None else f"_batch_{name}")
 
     def _batch_inverse_dynamics(self, q, qd, qdd):
-        q, qc = self._chain_state(q, qd)
-        return self.chain.inverse_dynamics(qc, qd, qdd + floating.acceleration_offset(self.model, q, qd))
+        d = self._offset(q, qd)
+        return self._chain_method("inverse_dynamics")(floating.chain_configuration(q), qd, self._shifted(qdd, d))
 
     def _batch_mass_matrix(self, q):
-        return self.chain.mass_matrix(floating.chain_configuration(floating.unit_quaternions(q)))
+        if self._kernels is None:
+            q = floating.unit_quaternions(q)
+        elif not self._kernels.offsets(q, q, velocity=False, gravity=False)[1]:   # v unread: the quaternions' check
+            floating.unit_quaternions(q)
+        return self._chain_method("mass_matrix")(floating.chain_configuration(q))
 
     def _batch_gravity_torques(self, q):
         zero = np.zeros((len(q), self.model.nv))
@@ -122,26 +226,29 @@ class FloatingBaseBackend(Backend):
         """The chain's rigid-body τ at q̈ = d(q, v) (the parts of d asked for): the floating
         robot's bias, gravity or velocity terms.  A friction backend's inverse dynamics
         adds its friction, so there it is the chain's rigid bias plus M_chain d."""
-        q, qc = self._chain_state(q, v)
-        d = floating.acceleration_offset(self.model, q, v, gravity=gravity, velocity=velocity)
+        d = self._shifted(np.zeros(v.shape), self._offset(q, v, gravity=gravity, velocity=velocity))
+        qc = floating.chain_configuration(q)
         if not type(self.chain).can("friction"):
-            return self.chain.inverse_dynamics(qc, v, d)
+            return self._chain_method("inverse_dynamics")(qc, v, d)
         velocity_part = self.chain.bias_forces(qc, v) if velocity else 0.0       # the chain has no gravity
         return velocity_part + np.einsum("nij,nj->ni", self.chain.mass_matrix(qc), d)
 
     def _batch_forward_dynamics(self, q, qd, tau):
-        q, qc = self._chain_state(q, qd)
-        return self.chain.forward_dynamics(qc, qd, tau) - floating.acceleration_offset(self.model, q, qd)
+        d = self._offset(q, qd)
+        return self._shifted(self._chain_method("forward_dynamics")(floating.chain_configuration(q), qd, tau), d, -1.0)
 
     def _batch_inverse_dynamics_jacobians(self, q, qd, qdd):
         """The chain's Jacobians at its state, its base columns replaced: the robot's τ, in
         base-frame components, depends on the base pose only through gravity, Rᵀg in d
         (:func:`~dyn_plugin.floating.acceleration_offset_derivatives`); and v enters d too."""
         self.chain._require_derivatives()
-        q, qc = self._chain_state(q, qd)
-        dq, dv, da = self.chain._batch_inverse_dynamics_jacobians(qc, qd, qdd + floating.acceleration_offset(
-            self.model, q, qd))
-        dd_dq, dd_dv = floating.acceleration_offset_derivatives(self.model, q, qd)
+        qc, acc = floating.chain_configuration(q), self._shifted(qdd, self._offset(q, qd))
+        dq, dv, da = self.chain._batch_inverse_dynamics_jacobians(qc, qd, acc)
+        if self._kernels is not None:
+            dq, dv = np.array(dq, dtype=float), np.array(dv, dtype=float)
+            self._kernels.base_columns(q, qd, da, dq, dv)
+            return dq, dv, da
+        dd_dq, dd_dv = floating.acceleration_offset_derivatives(self.model, floating.unit_quaternions(q), qd)
         dq = dq.copy()
         dq[:, :, :floating.BASE_V] = 0.0          # the chain's base joints are not the base's coordinates
         return dq + da @ dd_dq, dv + da @ dd_dv, da
@@ -154,8 +261,8 @@ class FloatingBaseBackend(Backend):
         transmits, base frame, at the base origin, as pinocchio's ``data.f[1]``) and on each
         joint's child link (as the chain backend's ``joint_wrenches``)."""
         (q, qd, qdd), single = self._checked(q=q, qd=qd, qdd=qdd)
-        q, qc = self._chain_state(q, qd)
-        force, moment = self.chain.joint_wrenches(qc, qd, qdd + floating.acceleration_offset(self.model, q, qd))
+        acc = self._shifted(qdd, self._offset(q, qd))
+        force, moment = self.chain.joint_wrenches(floating.chain_configuration(q), qd, acc)
         force, moment = force[:, floating.BASE_V - 1:], moment[:, floating.BASE_V - 1:]
         return (force[0], moment[0]) if single else (force, moment)
 
@@ -163,8 +270,8 @@ class FloatingBaseBackend(Backend):
         """The chain backend's time step of the velocity: v⁺ = chain's v⁺ − dt d(q, v)
         (d is zero on the joints, so stiction, decided on joint rates, is the same)."""
         (q, qd, tau), single = self._checked(q=q, qd=qd, tau=tau)
-        q, qc = self._chain_state(q, qd)
-        out = self.chain.velocity_step(qc, qd, tau, dt, **options) - dt * floating.acceleration_offset(self.model, q, qd)
+        d = self._offset(q, qd)
+        out = self._shifted(self.chain.velocity_step(floating.chain_configuration(q), qd, tau, dt, **options), d, -dt)
         return out[0] if single else out
 
     def _checked(self, **arrays):

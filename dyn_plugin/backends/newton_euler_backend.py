@@ -12,7 +12,7 @@ import numpy as np
 from ..algorithms import articulated_body as aba
 from ..algorithms import composite_rigid_body as crba
 from ..algorithms import newton_euler as ne
-from ..compiled import NO_SINGLE_STATE_PATH, CompiledDynamics, entry_points
+from ..compiled import NO_SINGLE_STATE_PATH, CompiledDynamics, FreeFlyerKernels, entry_points
 from ..terms import Terms
 from .base import Backend, batch_args, check_finite, numpy_checked_afterwards, rotor_armature
 
@@ -225,6 +225,14 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
         if not self.compiled:
             return None
         return (entry_points.single("inverse_dynamics"), entry_points.single("forward_dynamics")), self._fast.packed
+
+    def free_flyer_kernels(self, gravity):
+        """The compiled kernels of a floating robot whose free-flyer chain
+        (:func:`dyn_plugin.floating.free_flyer_chain`) is this backend's model, under the
+        world's ``gravity`` (3,) m/s² (:class:`~dyn_plugin.compiled.FreeFlyerKernels`); None
+        with ``compiled=False``.  :class:`~dyn_plugin.backends.floating_base.FloatingBaseBackend`
+        routes the floating states to them."""
+        return FreeFlyerKernels(self._packed, gravity) if self.compiled else None
 
     def joint_wrenches(self, q, qd, qdd):
         """Force and moment that link ``parent(i)`` exerts on link ``i`` at joint ``i``.

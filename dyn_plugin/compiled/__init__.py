@@ -33,11 +33,12 @@ from .cache import install as _stamp_the_cache
 
 _stamp_the_cache()                   # before any kernel below is decorated (see .cache)
 
-from . import articulated_body, cholesky, composite_rigid_body, derivatives, entry_points, newton_euler  # noqa: E402
-from .layout import pack_model
+from . import (articulated_body, cholesky, composite_rigid_body, derivatives, entry_points, free_flyer,  # noqa: E402
+               newton_euler)
+from .layout import pack_model  # noqa: E402
 
-__all__ = ["CompiledDynamics", "NO_SINGLE_STATE_PATH", "SingleStateKernels", "implicit_derivatives", "pack_model",
-           "shifted_spd_solve"]
+__all__ = ["CompiledDynamics", "FreeFlyerKernels", "NO_SINGLE_STATE_PATH", "SingleStateKernels",
+           "implicit_derivatives", "pack_model", "shifted_spd_solve"]
 
 
 def shifted_spd_solve(M, d, B):
@@ -190,3 +191,43 @@ class CompiledDynamics:
         dq, dv, minv = (np.empty((N, self.n, self.n)) for _ in range(3))
         for_size(derivatives.forward_dynamics_derivatives_batch, N)(self.packed, q, qd, tau, qdd, dq, dv, minv)
         return dq, dv, minv
+
+
+class FreeFlyerKernels:
+    """A floating-base robot's kernels (:mod:`.free_flyer`): its free-flyer chain's packed
+    model ``chain_packed`` (:attr:`CompiledDynamics.packed` of the chain) with the world's
+    ``gravity`` (3,) m/s², for the floating state itself: q (nq,) or (N, nq), v, a, τ (nv,)
+    or (N, nv).
+
+    ``entry_points``: the one-state kernels past numba's dispatcher, ``(inverse(P, q, v, a,
+    tau), bias(P, q, v, tau), forward(P, q, v, tau, a), mass(P, q, M), inverse derivatives(P,
+    q, v, a, dq, dv), forward derivatives(P, q, v, tau, dq, dv, minv))`` -> status
+    (:mod:`.status`; a quaternion whose norm is not 1 within ``free_flyer.UNIT_TOLERANCE``:
+    ``free_flyer.BAD_QUATERNION``), the last two compiled on first use."""
+
+    def __init__(self, chain_packed, gravity):
+        self.packed = free_flyer.pack_free_flyer(chain_packed, gravity)
+        self.entry_points = tuple(entry_points.entry_point(f"free_flyer_{name}")
+                                  for name in ("inverse_dynamics", "bias", "forward_dynamics", "mass_matrix"))
+
+    @functools.cached_property
+    def derivative_entry_points(self) -> tuple:
+        """``(inverse(P, q, v, a, dq, dv), forward(P, q, v, tau, dq, dv, minv))`` -> status."""
+        return tuple(entry_points.entry_point(f"free_flyer_{name}")
+                     for name in ("inverse_dynamics_derivatives", "forward_dynamics_derivatives"))
+
+    def offsets(self, q, v, velocity: bool = True, gravity: bool = True):
+        """``(d, unit)``: d (N, 6), the base entries of the chain's q̈ − a (its ``velocity``
+        and ``gravity`` parts) of states q (N, nq), v (N, nv) (validated, C-contiguous);
+        ``unit`` False when a quaternion is not unit within the tolerance (d is then
+        unspecified: the caller names the state)."""
+        q, v = contiguous(q, v)
+        d = np.empty((len(q), free_flyer.BASE_V))
+        bad = for_size(free_flyer.offsets_batch, len(q))(self.packed, q, v, bool(velocity), bool(gravity), d)
+        return d, bad == 0
+
+    def base_columns(self, q, v, M, dq, dv) -> None:
+        """The chain's ∂τ/∂q, ∂τ/∂v (N, nv, nv) at the chain states made the floating robot's,
+        in place (:func:`.free_flyer._base_columns`); M (N, nv, nv) the mass matrices."""
+        q, v, M = contiguous(q, v, M)
+        for_size(free_flyer.base_columns_batch, len(q))(self.packed, q, v, M, dq, dv)

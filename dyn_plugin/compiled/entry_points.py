@@ -3,7 +3,7 @@ dispatcher.
 
 Each ``<name>_single(...)`` of the algorithms' modules (:mod:`.newton_euler`,
 :mod:`.articulated_body`, :mod:`.composite_rigid_body`, :mod:`.cholesky`,
-:mod:`.derivatives`) checks its arguments and its result and returns a status
+:mod:`.derivatives`, and a floating base's :mod:`.free_flyer`) checks its arguments and its result and returns a status
 (:mod:`.status`).  :func:`single` compiles it for the one signature of :data:`SIGNATURES`
 (on first use, not at import), keeping the GIL; :func:`entry_point` is its compiled entry
 point, whose arrays are borrowed (:mod:`.borrowed`).
@@ -15,7 +15,7 @@ import functools
 
 import numba as nb
 
-from . import derivatives
+from . import derivatives, free_flyer
 from .articulated_body import forward_dynamics_single
 from .borrowed import MATRIX, VECTOR, entry_of
 from .cholesky import shifted_spd_solve_single
@@ -35,6 +35,17 @@ SIGNATURES = {                                             # name -> (function, 
     "forward_dynamics_derivatives": (derivatives.forward_dynamics_derivatives_single,
                                      nb.int64(_MODEL, VECTOR, VECTOR, VECTOR, MATRIX, MATRIX, MATRIX)),
     "implicit": (derivatives.implicit_single, nb.int64(MATRIX, MATRIX, MATRIX, MATRIX)),
+    # a floating base through its free-flyer chain (.free_flyer): q (nq,), v, a, τ (nv,)
+    "free_flyer_inverse_dynamics": (free_flyer.inverse_dynamics_single,
+                                    nb.int64(_MODEL, VECTOR, VECTOR, VECTOR, VECTOR)),
+    "free_flyer_bias": (free_flyer.bias_single, nb.int64(_MODEL, VECTOR, VECTOR, VECTOR)),
+    "free_flyer_forward_dynamics": (free_flyer.forward_dynamics_single,
+                                    nb.int64(_MODEL, VECTOR, VECTOR, VECTOR, VECTOR)),
+    "free_flyer_mass_matrix": (free_flyer.mass_matrix_single, nb.int64(_MODEL, VECTOR, MATRIX)),
+    "free_flyer_inverse_dynamics_derivatives": (free_flyer.inverse_dynamics_derivatives_single,
+                                                nb.int64(_MODEL, VECTOR, VECTOR, VECTOR, MATRIX, MATRIX)),
+    "free_flyer_forward_dynamics_derivatives": (free_flyer.forward_dynamics_derivatives_single,
+                                                nb.int64(_MODEL, VECTOR, VECTOR, VECTOR, MATRIX, MATRIX, MATRIX)),
 }
 
 

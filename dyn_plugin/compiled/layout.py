@@ -60,8 +60,13 @@ PARENT, KIND, ROT0, POS0, FRAME, MASS, MOMENT, INERTIA, ARMATURE = MODEL_COLUMNS
     "PARENT", "KIND", "ROT0", "POS0", "FRAME", "MASS", "MOMENT", "INERTIA", "ARMATURE")
 WIDTH = MODEL_COLUMNS.end
 # the robot's row n
-ROBOT_COLUMNS = Offsets((("BASE_ACC", 3),))   # fictitious base acceleration −g, Fu 3.3-46
-BASE_ACC = ROBOT_COLUMNS["BASE_ACC"]
+ROBOT_COLUMNS = Offsets((
+    ("BASE_ACC", 3),          # fictitious base acceleration −g, Fu 3.3-46
+    ("FREE_FLYER_ACC", 3),    # a free-flyer chain's: the world's −g, for .free_flyer (zero otherwise)
+))
+BASE_ACC, FREE_FLYER_ACC = ROBOT_COLUMNS.at("BASE_ACC", "FREE_FLYER_ACC")
+if ROBOT_COLUMNS.end > WIDTH:
+    raise ImportError("dyn_plugin.compiled.layout: the robot row's columns do not fit in WIDTH")
 
 
 def pack_model(model, armature=None) -> np.ndarray:

@@ -92,6 +92,31 @@ def _stack_scratch(typingctx, n):
     return array(types.intp), codegen
 
 
+@_inline
+def _stack_rows(rows, n):
+    """An uninitialised (rows, n) float64 array in the stack frame of the calling function
+    (inlined into it, as :func:`_scratch`), allocated beyond STACK_JOINTS columns."""
+    return _stack_matrix(rows, n) if n <= STACK_JOINTS else np.empty((rows, n))
+
+
+@intrinsic
+def _stack_matrix(typingctx, rows, n):
+    """An uninitialised C-contiguous (rows, n) float64 array, an alloca (see _stack_rows)."""
+    array = types.Array(types.float64, 2, "C")
+
+    def codegen(context, builder, signature, args):
+        def intp(value):
+            return context.get_constant(types.intp, value)
+        count, columns = args
+        data = builder.alloca(ir.DoubleType(), size=builder.mul(count, columns))
+        M = context.make_array(array)(context, builder)
+        context.populate_array(M, data=data, shape=cgutils.pack_array(builder, [count, columns]),
+                               strides=cgutils.pack_array(builder, [builder.mul(columns, intp(8)), intp(8)]),
+                               itemsize=intp(8), meminfo=None)
+        return M._getvalue()
+
+    return array(types.intp, types.intp), codegen
+
 
 @_inline
 def _mirror(W, i, r):

@@ -49,7 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``dyn-plugin bench``."""
     parser.description = ("Median µs per state of our backends, pinocchio (per-call loop and parallel batch "
                           "functions) and pybullet, at several batch sizes; ratios to the pinocchio loop.")
-    parser.add_argument("--robot", nargs="+", metavar="NAME_OR_URDF", help="robots (default: every bundled one)")
+    parser.add_argument("--robot", nargs="+", metavar="NAME_OR_URDF", help="robots (default: every bundled one, and solo12 and talos of example-robot-data, "
+                             "floating)")
     parser.add_argument("--backend", nargs="+", metavar="NAME",
                         help=f"our backends (default: {' '.join(DEFAULT_BACKENDS)}; any of ours or the generated "
                              "ones that dyn-plugin backends lists)")

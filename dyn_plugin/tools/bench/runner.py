@@ -133,15 +133,16 @@ def resolve(robots=None, backends=None, ops=None, sizes=None, against=None, repe
     UnknownRobotError with a message naming what is valid.  ``lock``: joints held fixed in
     every robot (:func:`~dyn_plugin.robots.load_robot`'s)."""
     from ...backends.registry import backends as registered_backends
-    from ...robots import list_robots, load_robot
+    from .robots import LEGGED, bench_robots, load_bench_robot
 
-    robots = list(robots) if robots else list_robots()
+    robots = list(robots) if robots else bench_robots()
     models = {}
     for robot in robots:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            model = load_robot(robot, lock=lock)
-        key = model.name if model.name and model.name not in models else str(robot)
+            model = load_bench_robot(robot, lock=lock)
+        named = model.name and model.name not in models and str(robot) not in LEGGED
+        key = model.name if named else str(robot)
         models[key] = (model, [str(w.message) for w in caught])
     ops = list(dict.fromkeys(ops)) if ops else list(OPS)
     unknown = [op for op in ops if op not in OPS]

@@ -1,0 +1,309 @@
+"""The free-flyer map inside the kernels: a floating-base state run through the per-state
+cores of its free-flyer chain, with no Python per joint.
+
+A floating robot at one state moves like its free-flyer chain
+(:func:`dyn_plugin.floating.free_flyer_chain`: three prismatic then three revolute joints
+at zero between the world and the base, the robot's joints after them, gravity zero) at
+the chain state (0, q_joints; v; a + d(q, v)), with (module docstring of
+:mod:`dyn_plugin.floating`)
+
+    d_lin = ω × v − Rᵀ g,    d_ang = −(ω_y ω_z, −ω_x ω_z, ω_x ω_y),
+
+R the base orientation of the unit quaternion q[3:7] (x, y, z, w).  So ID(q, v, a) =
+ID_chain(q_c, v, a + d), FD(q, v, τ) = FD_chain(q_c, v, τ) − d, M(q) = M_chain(q_c).  The
+kernels here take the floating state itself (q (n + 1,), v, a or τ (n,) for the chain's
+n = nv joints), do that map on scalars, and run the chain's cores (:mod:`.newton_euler`,
+:mod:`.articulated_body`, :mod:`.composite_rigid_body`, :mod:`.derivatives`) on the
+chain's packed model with the world's −g in its robot row (:func:`pack_free_flyer`,
+column ``FREE_FLYER_ACC`` of :mod:`.layout`).  The chain is the one statement of the
+recursions; only the map is written here, once more than in :mod:`dyn_plugin.floating`
+(numpy, the reference these are held to in ``tests/test_floating_base.py``).
+
+The quaternion rule is :func:`dyn_plugin.floating.unit_quaternions`': a norm within
+UNIT_TOLERANCE of 1 is normalised, any other gives the status BAD_QUATERNION, on which
+the caller takes its validating path (whose error names the state and the norm).
+
+Derivatives along the tangent of q (:func:`dyn_plugin.floating.acceleration_offset_derivatives`):
+the chain's ∂τ/∂q with its six base columns replaced by M[:, 0:3] (∂d_lin/∂δθ = −[Rᵀg]×),
+and its ∂τ/∂v plus M[:, 0:6] ∂d/∂v (:func:`_base_columns`).
+
+Batches: :func:`offsets_batch` computes d (N, 6) for the chain's batch kernels (the caller
+adds it to a, or subtracts it from the chain's q̈).
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from .articulated_body import _forward_dynamics_rows
+from .composite_rigid_body import _mass_matrix_rows
+from .derivatives import _finite_matrices, _implicit, _inverse_dynamics_derivatives_rows, _square
+from .jit import CHUNK, inline as _inline, jit as _jit, serial_and_parallel as _serial_and_parallel
+from .layout import FREE_FLYER_ACC
+from .newton_euler import TERM_ALL, _inverse_dynamics_rows
+from .scratch import _stack_rows
+from .status import BAD_SHAPE, NOT_FINITE, NOT_FINITE_RESULT, OK, _bad_shape, _finite_result, _one, _zero_if_finite
+from .vectors import _add, _cross
+
+# Spelled out, not read from dyn_plugin.joints at call time (numba freezes it into the cached
+# machine code, which notices changes to this package only): checked against it at import.
+UNIT_TOLERANCE = 1e-6
+BAD_QUATERNION = 8                     # a status (.status): |‖q[3:7]‖ − 1| > UNIT_TOLERANCE
+BASE_Q, BASE_V = 7, 6                  # entries of the base in q and in v (dyn_plugin.floating's)
+
+
+def check_constants() -> None:
+    """ImportError if the constants above disagree with :mod:`dyn_plugin.joints` and
+    :mod:`dyn_plugin.floating` (update them here, so that numba's cache is invalidated)."""
+    from .. import floating, joints
+
+    if (UNIT_TOLERANCE, BASE_Q, BASE_V) != (joints.UNIT_TOLERANCE, floating.BASE_Q, floating.BASE_V):
+        raise ImportError("dyn_plugin.compiled.free_flyer: UNIT_TOLERANCE, BASE_Q or BASE_V disagree with "
+                          "dyn_plugin.joints / dyn_plugin.floating; update them here")
+
+
+def pack_free_flyer(chain_packed: np.ndarray, gravity) -> np.ndarray:
+    """The packed free-flyer chain (:func:`.layout.pack_model` of
+    :func:`dyn_plugin.floating.free_flyer_chain`, gravity zero) with the world's gravity
+    (3,) m/s² for these kernels."""
+    P = np.array(chain_packed, dtype=float)
+    P[-1, FREE_FLYER_ACC:FREE_FLYER_ACC + 3] = -np.asarray(gravity, dtype=float)
+    return P
+
+
+# -- the map ----------------------------------------------------------------------------------
+
+@_jit
+def _unit_quaternion(q):
+    """q[3:7] = (x, y, z, w) normalised, and whether its norm was within UNIT_TOLERANCE of 1."""
+    x, y, z, w = q[3], q[4], q[5], q[6]
+    norm = np.sqrt(x * x + y * y + z * z + w * w)
+    return (x / norm, y / norm, z / norm, w / norm), abs(norm - 1.0) <= UNIT_TOLERANCE
+
+
+@_jit
+def _gravity_in_base(P, quaternion):
+    """Rᵀ (−g) (3,): the world's −g (FREE_FLYER_ACC) in the base frame, R of the unit
+    quaternion (x, y, z, w) as :func:`dyn_plugin.joints.quaternion_matrix`."""
+    x, y, z, w = quaternion
+    n = P.shape[0] - 1
+    g0, g1, g2 = P[n, FREE_FLYER_ACC], P[n, FREE_FLYER_ACC + 1], P[n, FREE_FLYER_ACC + 2]
+    column0 = (1 - 2 * (y * y + z * z), 2 * (x * y + z * w), 2 * (x * z - y * w))
+    column1 = (2 * (x * y - z * w), 1 - 2 * (x * x + z * z), 2 * (y * z + x * w))
+    column2 = (2 * (x * z + y * w), 2 * (y * z - x * w), 1 - 2 * (x * x + y * y))
+    return (column0[0] * g0 + column0[1] * g1 + column0[2] * g2, column1[0] * g0 + column1[1] * g1 + column1[2] * g2,
+            column2[0] * g0 + column2[1] * g1 + column2[2] * g2)
+
+
+@_jit
+def _offset(P, quaternion, v, velocity, gravity):
+    """d's base entries (d_lin, d_ang) (see the module docstring): the velocity part with
+    ``velocity``, the gravity part with ``gravity``."""
+    lin, ang = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
+    if velocity:
+        u, w = (v[0], v[1], v[2]), (v[3], v[4], v[5])
+        lin = _cross(w, u)
+        ang = (-w[1] * w[2], w[0] * w[2], -w[0] * w[1])
+    if gravity:
+        lin = _add(lin, _gravity_in_base(P, quaternion))
+    return lin, ang
+
+
+@_jit
+def _chain_joints(q, QC):
+    """The chain's configuration into QC[0]: the six base joints at zero, then q[7:]."""
+    for i in range(QC.shape[1]):
+        QC[0, i] = 0.0 if i < BASE_V else q[i + 1]
+
+
+@_jit
+def _state_status(n, q, v, x):
+    """OK, BAD_SHAPE (q not n + 1 adjacent entries, v or x not n), NOT_FINITE, or
+    BAD_QUATERNION."""
+    if _bad_shape(n + 1, q) or _bad_shape(n, v) or _bad_shape(n, x):
+        return BAD_SHAPE
+    if _zero_if_finite(q) + _zero_if_finite(v) + _zero_if_finite(x) != 0.0:
+        return NOT_FINITE
+    return OK if _unit_quaternion(q)[1] else BAD_QUATERNION
+
+
+@_jit
+def _configuration_status(n, q):
+    if _bad_shape(n + 1, q):
+        return BAD_SHAPE
+    if _zero_if_finite(q) != 0.0:
+        return NOT_FINITE
+    return OK if _unit_quaternion(q)[1] else BAD_QUATERNION
+
+
+@_inline
+def _shifted(x, lin, ang, sign, X):
+    """X[0] = x with sign·(lin, ang) added to its six base entries."""
+    for i in range(x.shape[0]):
+        X[0, i] = x[i]
+    for e in range(3):
+        X[0, e] += sign * lin[e]
+        X[0, 3 + e] += sign * ang[e]
+
+
+# -- one state: arguments and result checked in the kernel (entry_points) ------------------------
+
+def inverse_dynamics_single(P, q, v, a, tau):
+    """τ (n,) of one floating state into ``tau``; returns a status (status.OK = 0)."""
+    n = P.shape[0] - 1
+    status = _state_status(n, q, v, a)
+    if status != OK or tau.shape[0] != n:
+        return status if status != OK else BAD_SHAPE
+    quaternion = _unit_quaternion(q)[0]
+    QC, AC = _stack_rows(1, n), _stack_rows(1, n)
+    _chain_joints(q, QC)
+    lin, ang = _offset(P, quaternion, v, True, True)
+    _shifted(a, lin, ang, 1.0, AC)
+    _inverse_dynamics_rows(P, QC, _one(v), AC, TERM_ALL, _one(tau))
+    return _finite_result(tau)
+
+
+def bias_single(P, q, v, tau):
+    """C(q, v) v + g(q) (n,) of one floating state: the chain's τ at q̈ = d."""
+    n = P.shape[0] - 1
+    status = _state_status(n, q, v, v)
+    if status != OK or tau.shape[0] != n:
+        return status if status != OK else BAD_SHAPE
+    quaternion = _unit_quaternion(q)[0]
+    QC, AC = _stack_rows(1, n), _stack_rows(1, n)
+    _chain_joints(q, QC)
+    lin, ang = _offset(P, quaternion, v, True, True)
+    for i in range(n):
+        AC[0, i] = 0.0
+    _shifted(AC[0], lin, ang, 1.0, AC)
+    _inverse_dynamics_rows(P, QC, _one(v), AC, TERM_ALL, _one(tau))
+    return _finite_result(tau)
+
+
+def forward_dynamics_single(P, q, v, tau, a):
+    """a (n,) of one floating state into ``a``: the chain's q̈ − d."""
+    n = P.shape[0] - 1
+    status = _state_status(n, q, v, tau)
+    if status != OK or a.shape[0] != n:
+        return status if status != OK else BAD_SHAPE
+    quaternion = _unit_quaternion(q)[0]
+    QC = _stack_rows(1, n)
+    _chain_joints(q, QC)
+    _forward_dynamics_rows(P, QC, _one(v), _one(tau), _one(a))
+    lin, ang = _offset(P, quaternion, v, True, True)
+    for e in range(3):
+        a[e] -= lin[e]
+        a[3 + e] -= ang[e]
+    return _finite_result(a)
+
+
+def mass_matrix_single(P, q, H):
+    """M (n, n) of one floating configuration into H: the chain's."""
+    n = P.shape[0] - 1
+    status = _configuration_status(n, q)
+    if status != OK or H.shape[0] != n or H.shape[1] != n:
+        return status if status != OK else BAD_SHAPE
+    QC = _stack_rows(1, n)
+    _chain_joints(q, QC)
+    _mass_matrix_rows(P, QC, H[None])
+    for i in range(n):
+        status |= _finite_result(H[i])
+    return status
+
+
+@_jit
+def _base_columns(P, quaternion, v, M, DQ, DV):
+    """The chain's ∂τ/∂q, ∂τ/∂v (n, n) at the chain state made the floating robot's, along
+    the tangent of q: the base columns of DQ are M[:, 0:3] ∂d_lin/∂δθ = M[i, 0:3] × Rᵀ(−g)
+    (3:6; 0 for 0:3), and DV gains M[:, 0:6] ∂d/∂v (the matrices of
+    :func:`dyn_plugin.floating.acceleration_offset_derivatives`)."""
+    s = _gravity_in_base(P, quaternion)
+    u, w = (v[0], v[1], v[2]), (v[3], v[4], v[5])
+    for i in range(M.shape[0]):
+        m_lin, m_ang = (M[i, 0], M[i, 1], M[i, 2]), (M[i, 3], M[i, 4], M[i, 5])
+        turn = _cross(m_lin, s)
+        along_w, along_u = _cross(m_lin, w), _cross(u, m_lin)
+        spin = (w[2] * m_ang[1] - w[1] * m_ang[2], -w[2] * m_ang[0] - w[0] * m_ang[2],
+                -w[1] * m_ang[0] + w[0] * m_ang[1])
+        for e in range(3):
+            DQ[i, e] = 0.0
+            DQ[i, 3 + e] = turn[e]
+            DV[i, e] += along_w[e]
+            DV[i, 3 + e] += along_u[e] + spin[e]
+
+
+def inverse_dynamics_derivatives_single(P, q, v, a, DQ, DV):
+    """∂τ/∂q (along the tangent), ∂τ/∂v (n, n) of one floating state into DQ, DV; a status."""
+    n = P.shape[0] - 1
+    status = _state_status(n, q, v, a)
+    if status != OK or not _square(n, DQ, DV):
+        return status if status != OK else BAD_SHAPE
+    quaternion = _unit_quaternion(q)[0]
+    QC, AC = _stack_rows(1, n), _stack_rows(1, n)
+    _chain_joints(q, QC)
+    lin, ang = _offset(P, quaternion, v, True, True)
+    _shifted(a, lin, ang, 1.0, AC)
+    M = np.empty((1, n, n))
+    _inverse_dynamics_derivatives_rows(P, QC, _one(v), AC, DQ[None], DV[None])
+    _mass_matrix_rows(P, QC, M)
+    _base_columns(P, quaternion, v, M[0], DQ, DV)
+    return _finite_matrices(n, DQ, DV)
+
+
+def forward_dynamics_derivatives_single(P, q, v, tau, DQ, DV, MINV):
+    """∂a/∂q (along the tangent), ∂a/∂v, M⁻¹ (n, n) of one floating state, from the
+    inverse dynamics' derivatives at a = FD (implicit functions, :func:`.derivatives._implicit`);
+    a status (NOT_FINITE_RESULT for a mass matrix that is not invertible)."""
+    n = P.shape[0] - 1
+    status = _state_status(n, q, v, tau)
+    if status != OK or not _square(n, DQ, DV, MINV):
+        return status if status != OK else BAD_SHAPE
+    quaternion = _unit_quaternion(q)[0]
+    QC, QDDC = _stack_rows(1, n), _stack_rows(1, n)
+    _chain_joints(q, QC)
+    _forward_dynamics_rows(P, QC, _one(v), _one(tau), QDDC)            # the chain's q̈ = a + d
+    M = np.empty((1, n, n))
+    _inverse_dynamics_derivatives_rows(P, QC, _one(v), QDDC, DQ[None], DV[None])
+    _mass_matrix_rows(P, QC, M)
+    _base_columns(P, quaternion, v, M[0], DQ, DV)
+    if not _implicit(M[0], DQ, DV, MINV, np.empty((n, 4 * n))):
+        return NOT_FINITE_RESULT
+    return _finite_matrices(n, DQ, DV, MINV)
+
+
+# -- batches ------------------------------------------------------------------------------------
+
+def _offsets_batch(P, Q, V, velocity, gravity, D):
+    """d's base entries (N, 6) of the states (Q (N, n + 1), V (N, n)) into D; returns how
+    many states have a quaternion that is not unit (their d is not computed)."""
+    N = Q.shape[0]
+    bad = 0
+    for chunk in nb.prange((N + CHUNK - 1) // CHUNK):
+        for k in range(chunk * CHUNK, min(N, (chunk + 1) * CHUNK)):
+            quaternion, unit = _unit_quaternion(Q[k])
+            if not unit:
+                bad += 1
+                continue
+            lin, ang = _offset(P, quaternion, V[k], velocity, gravity)
+            for e in range(3):
+                D[k, e], D[k, 3 + e] = lin[e], ang[e]
+    return bad
+
+
+offsets_batch = _serial_and_parallel(_offsets_batch)   # (serial, parallel)
+
+
+def _base_columns_batch(P, Q, V, M, DQ, DV):
+    """:func:`_base_columns` for every state (Q (N, n + 1) with unit quaternions within
+    UNIT_TOLERANCE, V (N, n), M, DQ, DV (N, n, n), DQ and DV in place)."""
+    N = Q.shape[0]
+    for chunk in nb.prange((N + CHUNK - 1) // CHUNK):
+        for k in range(chunk * CHUNK, min(N, (chunk + 1) * CHUNK)):
+            _base_columns(P, _unit_quaternion(Q[k])[0], V[k], M[k], DQ[k], DV[k])
+
+
+base_columns_batch = _serial_and_parallel(_base_columns_batch)   # (serial, parallel)
+
+
+check_constants()
