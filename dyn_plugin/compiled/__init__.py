@@ -219,12 +219,12 @@ class FreeFlyerKernels:
     def offsets(self, q, v, velocity: bool = True, gravity: bool = True):
         """``(d, unit)``: d (N, 6), the base entries of the chain's q̈ − a (its ``velocity``
         and ``gravity`` parts) of states q (N, nq), v (N, nv) (validated, C-contiguous);
-        ``unit`` False when a quaternion is not unit within the tolerance (d is then
-        unspecified: the caller names the state)."""
+        ``unit`` False when d has a NaN: a quaternion that is not unit within the tolerance
+        (its d is then unspecified: the caller names the state), or an overflow."""
         q, v = contiguous(q, v)
         d = np.empty((len(q), free_flyer.BASE_V))
-        bad = for_size(free_flyer.offsets_batch, len(q))(self.packed, q, v, bool(velocity), bool(gravity), d)
-        return d, bad == 0
+        for_size(free_flyer.offsets_batch, len(q))(self.packed, q, v, bool(velocity), bool(gravity), d)
+        return d, not np.isnan(d[:, 0].sum())
 
     def base_columns(self, q, v, M, dq, dv) -> None:
         """The chain's ∂τ/∂q, ∂τ/∂v (N, nv, nv) at the chain states made the floating robot's,

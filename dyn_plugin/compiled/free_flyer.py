@@ -28,7 +28,10 @@ the chain's ∂τ/∂q with its six base columns replaced by M[:, 0:3] (∂d_lin
 and its ∂τ/∂v plus M[:, 0:6] ∂d/∂v (:func:`_base_columns`).
 
 Batches: :func:`offsets_batch` computes d (N, 6) for the chain's batch kernels (the caller
-adds it to a, or subtracts it from the chain's q̈).
+adds it to a, or subtracts it from the chain's q̈), :func:`base_columns_batch` the
+derivatives' base columns.  They read the states as scalars, never as row views: a view
+counts a reference to its array, an atomic add on a cache line that the other cores write
+too (a parallel loop over rows of views ran 50× slower than this serially).
 """
 
 from __future__ import annotations
@@ -75,9 +78,10 @@ def pack_free_flyer(chain_packed: np.ndarray, gravity) -> np.ndarray:
 # -- the map ----------------------------------------------------------------------------------
 
 @_jit
-def _unit_quaternion(q):
-    """q[3:7] = (x, y, z, w) normalised, and whether its norm was within UNIT_TOLERANCE of 1."""
-    x, y, z, w = q[3], q[4], q[5], q[6]
+def _unit_quaternion(x, y, z, w):
+    """The quaternion (x, y, z, w) normalised, and whether its norm was within
+    UNIT_TOLERANCE of 1.  (Scalars, not a row of a batch: a view of a row counts a
+    reference to its array, an atomic add on a line the other cores write too.)"""
     norm = np.sqrt(x * x + y * y + z * z + w * w)
     return (x / norm, y / norm, z / norm, w / norm), abs(norm - 1.0) <= UNIT_TOLERANCE
 
@@ -97,17 +101,29 @@ def _gravity_in_base(P, quaternion):
 
 
 @_jit
-def _offset(P, quaternion, v, velocity, gravity):
-    """d's base entries (d_lin, d_ang) (see the module docstring): the velocity part with
-    ``velocity``, the gravity part with ``gravity``."""
+def _offset(P, quaternion, u, w, velocity, gravity):
+    """d's base entries (d_lin, d_ang) (see the module docstring) for the base velocity
+    (u, ω) (3-tuples): the velocity part with ``velocity``, the gravity part with
+    ``gravity``."""
     lin, ang = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
     if velocity:
-        u, w = (v[0], v[1], v[2]), (v[3], v[4], v[5])
         lin = _cross(w, u)
         ang = (-w[1] * w[2], w[0] * w[2], -w[0] * w[1])
     if gravity:
         lin = _add(lin, _gravity_in_base(P, quaternion))
     return lin, ang
+
+
+@_jit
+def _head(v):
+    """(v[0], v[1], v[2]): a base's linear velocity."""
+    return v[0], v[1], v[2]
+
+
+@_jit
+def _tail(v):
+    """(v[3], v[4], v[5]): a base's angular velocity."""
+    return v[3], v[4], v[5]
 
 
 @_jit
@@ -125,7 +141,7 @@ def _state_status(n, q, v, x):
         return BAD_SHAPE
     if _zero_if_finite(q) + _zero_if_finite(v) + _zero_if_finite(x) != 0.0:
         return NOT_FINITE
-    return OK if _unit_quaternion(q)[1] else BAD_QUATERNION
+    return OK if _unit_quaternion(q[3], q[4], q[5], q[6])[1] else BAD_QUATERNION
 
 
 @_jit
@@ -134,7 +150,7 @@ def _configuration_status(n, q):
         return BAD_SHAPE
     if _zero_if_finite(q) != 0.0:
         return NOT_FINITE
-    return OK if _unit_quaternion(q)[1] else BAD_QUATERNION
+    return OK if _unit_quaternion(q[3], q[4], q[5], q[6])[1] else BAD_QUATERNION
 
 
 @_inline
@@ -155,10 +171,10 @@ def inverse_dynamics_single(P, q, v, a, tau):
     status = _state_status(n, q, v, a)
     if status != OK or tau.shape[0] != n:
         return status if status != OK else BAD_SHAPE
-    quaternion = _unit_quaternion(q)[0]
+    quaternion = _unit_quaternion(q[3], q[4], q[5], q[6])[0]
     QC, AC = _stack_rows(1, n), _stack_rows(1, n)
     _chain_joints(q, QC)
-    lin, ang = _offset(P, quaternion, v, True, True)
+    lin, ang = _offset(P, quaternion, _head(v), _tail(v), True, True)
     _shifted(a, lin, ang, 1.0, AC)
     _inverse_dynamics_rows(P, QC, _one(v), AC, TERM_ALL, _one(tau))
     return _finite_result(tau)
@@ -170,10 +186,10 @@ def bias_single(P, q, v, tau):
     status = _state_status(n, q, v, v)
     if status != OK or tau.shape[0] != n:
         return status if status != OK else BAD_SHAPE
-    quaternion = _unit_quaternion(q)[0]
+    quaternion = _unit_quaternion(q[3], q[4], q[5], q[6])[0]
     QC, AC = _stack_rows(1, n), _stack_rows(1, n)
     _chain_joints(q, QC)
-    lin, ang = _offset(P, quaternion, v, True, True)
+    lin, ang = _offset(P, quaternion, _head(v), _tail(v), True, True)
     for i in range(n):
         AC[0, i] = 0.0
     _shifted(AC[0], lin, ang, 1.0, AC)
@@ -187,11 +203,11 @@ def forward_dynamics_single(P, q, v, tau, a):
     status = _state_status(n, q, v, tau)
     if status != OK or a.shape[0] != n:
         return status if status != OK else BAD_SHAPE
-    quaternion = _unit_quaternion(q)[0]
+    quaternion = _unit_quaternion(q[3], q[4], q[5], q[6])[0]
     QC = _stack_rows(1, n)
     _chain_joints(q, QC)
     _forward_dynamics_rows(P, QC, _one(v), _one(tau), _one(a))
-    lin, ang = _offset(P, quaternion, v, True, True)
+    lin, ang = _offset(P, quaternion, _head(v), _tail(v), True, True)
     for e in range(3):
         a[e] -= lin[e]
         a[3 + e] -= ang[e]
@@ -213,24 +229,24 @@ def mass_matrix_single(P, q, H):
 
 
 @_jit
-def _base_columns(P, quaternion, v, M, DQ, DV):
-    """The chain's ∂τ/∂q, ∂τ/∂v (n, n) at the chain state made the floating robot's, along
-    the tangent of q: the base columns of DQ are M[:, 0:3] ∂d_lin/∂δθ = M[i, 0:3] × Rᵀ(−g)
-    (3:6; 0 for 0:3), and DV gains M[:, 0:6] ∂d/∂v (the matrices of
-    :func:`dyn_plugin.floating.acceleration_offset_derivatives`)."""
+def _base_columns(P, quaternion, u, w, M, DQ, DV, k):
+    """The chain's ∂τ/∂q, ∂τ/∂v (n, n) of state k (DQ[k], DV[k]) at the chain state made
+    the floating robot's, along the tangent of q: the base columns of DQ become
+    M[:, 0:3] ∂d_lin/∂δθ, row i M[k, i, 0:3] × Rᵀ(−g) (3:6; 0 for 0:3), and DV gains
+    M[:, 0:6] ∂d/∂v (the matrices of :func:`dyn_plugin.floating.acceleration_offset_derivatives`),
+    for the base velocity (u, ω) = (u, w) (3-tuples)."""
     s = _gravity_in_base(P, quaternion)
-    u, w = (v[0], v[1], v[2]), (v[3], v[4], v[5])
-    for i in range(M.shape[0]):
-        m_lin, m_ang = (M[i, 0], M[i, 1], M[i, 2]), (M[i, 3], M[i, 4], M[i, 5])
+    for i in range(M.shape[1]):
+        m_lin, m_ang = (M[k, i, 0], M[k, i, 1], M[k, i, 2]), (M[k, i, 3], M[k, i, 4], M[k, i, 5])
         turn = _cross(m_lin, s)
         along_w, along_u = _cross(m_lin, w), _cross(u, m_lin)
         spin = (w[2] * m_ang[1] - w[1] * m_ang[2], -w[2] * m_ang[0] - w[0] * m_ang[2],
                 -w[1] * m_ang[0] + w[0] * m_ang[1])
         for e in range(3):
-            DQ[i, e] = 0.0
-            DQ[i, 3 + e] = turn[e]
-            DV[i, e] += along_w[e]
-            DV[i, 3 + e] += along_u[e] + spin[e]
+            DQ[k, i, e] = 0.0
+            DQ[k, i, 3 + e] = turn[e]
+            DV[k, i, e] += along_w[e]
+            DV[k, i, 3 + e] += along_u[e] + spin[e]
 
 
 def inverse_dynamics_derivatives_single(P, q, v, a, DQ, DV):
@@ -239,15 +255,15 @@ def inverse_dynamics_derivatives_single(P, q, v, a, DQ, DV):
     status = _state_status(n, q, v, a)
     if status != OK or not _square(n, DQ, DV):
         return status if status != OK else BAD_SHAPE
-    quaternion = _unit_quaternion(q)[0]
+    quaternion = _unit_quaternion(q[3], q[4], q[5], q[6])[0]
     QC, AC = _stack_rows(1, n), _stack_rows(1, n)
     _chain_joints(q, QC)
-    lin, ang = _offset(P, quaternion, v, True, True)
+    lin, ang = _offset(P, quaternion, _head(v), _tail(v), True, True)
     _shifted(a, lin, ang, 1.0, AC)
     M = np.empty((1, n, n))
     _inverse_dynamics_derivatives_rows(P, QC, _one(v), AC, DQ[None], DV[None])
     _mass_matrix_rows(P, QC, M)
-    _base_columns(P, quaternion, v, M[0], DQ, DV)
+    _base_columns(P, quaternion, _head(v), _tail(v), M, DQ[None], DV[None], 0)
     return _finite_matrices(n, DQ, DV)
 
 
@@ -259,14 +275,14 @@ def forward_dynamics_derivatives_single(P, q, v, tau, DQ, DV, MINV):
     status = _state_status(n, q, v, tau)
     if status != OK or not _square(n, DQ, DV, MINV):
         return status if status != OK else BAD_SHAPE
-    quaternion = _unit_quaternion(q)[0]
+    quaternion = _unit_quaternion(q[3], q[4], q[5], q[6])[0]
     QC, QDDC = _stack_rows(1, n), _stack_rows(1, n)
     _chain_joints(q, QC)
     _forward_dynamics_rows(P, QC, _one(v), _one(tau), QDDC)            # the chain's q̈ = a + d
     M = np.empty((1, n, n))
     _inverse_dynamics_derivatives_rows(P, QC, _one(v), QDDC, DQ[None], DV[None])
     _mass_matrix_rows(P, QC, M)
-    _base_columns(P, quaternion, v, M[0], DQ, DV)
+    _base_columns(P, quaternion, _head(v), _tail(v), M, DQ[None], DV[None], 0)
     if not _implicit(M[0], DQ, DV, MINV, np.empty((n, 4 * n))):
         return NOT_FINITE_RESULT
     return _finite_matrices(n, DQ, DV, MINV)
@@ -275,20 +291,19 @@ def forward_dynamics_derivatives_single(P, q, v, tau, DQ, DV, MINV):
 # -- batches ------------------------------------------------------------------------------------
 
 def _offsets_batch(P, Q, V, velocity, gravity, D):
-    """d's base entries (N, 6) of the states (Q (N, n + 1), V (N, n)) into D; returns how
-    many states have a quaternion that is not unit (their d is not computed)."""
+    """d's base entries (N, 6) of the states (Q (N, n + 1), V (N, n)) into D; a state whose
+    quaternion is not unit gets NaN in D[k, 0] (the caller names it)."""
     N = Q.shape[0]
-    bad = 0
     for chunk in nb.prange((N + CHUNK - 1) // CHUNK):
         for k in range(chunk * CHUNK, min(N, (chunk + 1) * CHUNK)):
-            quaternion, unit = _unit_quaternion(Q[k])
+            quaternion, unit = _unit_quaternion(Q[k, 3], Q[k, 4], Q[k, 5], Q[k, 6])
             if not unit:
-                bad += 1
+                D[k, 0] = np.nan
                 continue
-            lin, ang = _offset(P, quaternion, V[k], velocity, gravity)
+            lin, ang = _offset(P, quaternion, (V[k, 0], V[k, 1], V[k, 2]), (V[k, 3], V[k, 4], V[k, 5]), velocity,
+                               gravity)
             for e in range(3):
                 D[k, e], D[k, 3 + e] = lin[e], ang[e]
-    return bad
 
 
 offsets_batch = _serial_and_parallel(_offsets_batch)   # (serial, parallel)
@@ -300,10 +315,10 @@ def _base_columns_batch(P, Q, V, M, DQ, DV):
     N = Q.shape[0]
     for chunk in nb.prange((N + CHUNK - 1) // CHUNK):
         for k in range(chunk * CHUNK, min(N, (chunk + 1) * CHUNK)):
-            _base_columns(P, _unit_quaternion(Q[k])[0], V[k], M[k], DQ[k], DV[k])
+            quaternion = _unit_quaternion(Q[k, 3], Q[k, 4], Q[k, 5], Q[k, 6])[0]
+            _base_columns(P, quaternion, (V[k, 0], V[k, 1], V[k, 2]), (V[k, 3], V[k, 4], V[k, 5]), M, DQ, DV, k)
 
 
 base_columns_batch = _serial_and_parallel(_base_columns_batch)   # (serial, parallel)
-
 
 check_constants()
