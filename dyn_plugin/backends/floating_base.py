@@ -245,7 +245,7 @@ class FloatingBaseBackend(Backend):
         qc, acc = floating.chain_configuration(q), self._shifted(qdd, self._offset(q, qd))
         dq, dv, da = self.chain._batch_inverse_dynamics_jacobians(qc, qd, acc)
         if self._kernels is not None:
-            dq, dv = np.array(dq, dtype=float), np.array(dv, dtype=float)
+            dq, dv = np.require(dq, float, ("C", "W")), np.require(dv, float, ("C", "W"))     # fresh: no copy
             self._kernels.base_columns(q, qd, da, dq, dv)
             return dq, dv, da
         dd_dq, dd_dv = floating.acceleration_offset_derivatives(self.model, floating.unit_quaternions(q), qd)
