@@ -8,7 +8,9 @@ the motion and one-dof joints; q̈ by Cholesky from M and the bias forces
 (:class:`~dyn_plugin.backends.base.Backend`'s default).  Derivatives are the chain's,
 corrected along each joint's tangent (:meth:`dyn_plugin.multi_dof.Expansion.tangent_corrections`).
 :func:`dyn_plugin.get_backend` builds it for every backend that does not declare the
-``multi_dof`` capability itself.
+``multi_dof`` capability itself, except a reference engine (``kind = "reference"``, e.g.
+pybullet): run on our chain it would check the chain against itself, so it is refused
+(a ModelError naming the joint; ``dyn-plugin validate`` lists it as skipped).
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ def multi_dof_backend(name: str, factory, model, get_backend, **options) -> Back
     """Backend ``name`` (registered as ``factory``) for ``model`` (joints of several degrees
     of freedom), built on the chain by ``get_backend`` (the registry's)."""
     kinds = sorted({model.joint_types[i] for i in model.multi_dof_indices})
+    if getattr(factory, "kind", None) == "reference":
+        i = model.multi_dof_indices[0]
+        raise ModelError(f"{name} is a reference engine: it is compared as it loads the robot, not run on our chain of "
+                         f"one-dof joints, and it does not take joint {model.joint_names[i]!r} of robot "
+                         f"{model.name!r} ({model.joint_types[i]}); a reference declaring 'multi_dof' (pinocchio) does")
     if "friction" in getattr(factory, "capabilities", ()):
         raise ModelError(f"robot {model.name!r} has {', '.join(kinds)} joints: friction laws are written for "
                          "revolute and prismatic joints; use a rigid-body backend")

@@ -61,7 +61,7 @@ import numpy as np
 
 from .. import floating
 from ..arrays import state_args
-from ..errors import BackendError, PhysicalValidityWarning
+from ..errors import BackendError, ModelError, PhysicalValidityWarning
 from ..joints import quaternion_product
 from ..kinematics import skew
 from ..urdf import urdf_text
@@ -288,6 +288,11 @@ class PybulletBackend(Backend):
 
     def __init__(self, model, gravity=None):
         super().__init__(model, gravity)
+        if model.multi_dof_indices:
+            i = model.multi_dof_indices[0]
+            raise ModelError(f"the pybullet backend maps states joint by joint with one-dof joints only; joint "
+                             f"{model.joint_names[i]!r} of robot {model.name!r} is {model.joint_types[i]}: compare such "
+                             "a robot with pinocchio")
         for note in model.pybullet_alterations():
             warnings.warn(f"{model.name}: {note}; pybullet results will differ from the model",
                           PhysicalValidityWarning, stacklevel=3)

@@ -61,10 +61,11 @@ def validation_lugre(model, seed: int, dt: float, q: np.ndarray) -> Bristles:
 
 def comparisons(suite, model, names, q0, qd0) -> list:
     """The ``bristles`` comparisons of every backend among ``names`` that declares ``stepping``
-    on ``model``, from the state (q0, qd0); none on a floating base or with mimic joints (the
-    friction backends' joints are fixed-base and independent; :mod:`.plan` lists the skip)."""
+    on ``model``, from the state (q0, qd0); none on a floating base, with mimic joints or with
+    joints of several degrees of freedom (the friction backends' joints are fixed-base, one-dof
+    and independent; :mod:`.plan` lists the skip)."""
     steppers = [name for name in names if "stepping" in declared(name)[1]]
-    if model.floating_base or model.mimic or not steppers:
+    if model.floating_base or model.mimic or model.multi_dof_indices or not steppers:
         return []
     # OpenBLAS's LU and solves give other last digits with other thread counts, and the
     # order estimate amplifies them (1e-10 between a serial run and a Dask worker, which

@@ -182,34 +182,47 @@ def _setup(suite: Suite, robot: str) -> _Setup:
 def _build_setup(suite: Suite, robot: str) -> _Setup:
     model = suite.model(robot)
     first = chunk_states(model, suite.seed, Task(robot, 0, 0, min(CHUNK, suite.samples)))
-    backends, skips = {}, []
+    references, skips = {}, []
+    for name in suite.references:            # a reference that cannot take the model: the others go on
+        reference, refused = _built(name, model, get_backend, name, model)
+        if refused is None:
+            references[name] = reference
+        else:
+            skips += plan.refusal(suite, model.name, name, refused)
+    backends = {}
     for name in suite.backends:
         backend, refused = _suite_backend(name, model, suite, first)
         if refused is not None:              # a model it cannot take: listed, and the others go on
             skips += plan.refusal(suite, model.name, name, refused)
             continue
-        quantities, skipped = plan.asked(suite, model, name, type(backend))
+        quantities, skipped = plan.asked(suite, model, name, type(backend), references=tuple(references))
         backends[name], skips = (backend, quantities), skips + skipped
-    references = {ref: get_backend(ref, model) for ref in suite.references}
     compared_with_pinocchio = "pybullet" in references or any(q in DERIVATIVES for q in suite.quantities)
     pinocchio = (references.get("pinocchio") or get_backend("pinocchio", model)) if compared_with_pinocchio else None
     return _Setup(model, references, backends, first, pinocchio, skips)
 
 
-def _suite_backend(name: str, model, suite: Suite, first: States) -> tuple:
-    """``(backend, None)``: backend ``name`` for ``model``, with friction that pybullet
-    reproduces where it declares ``friction``; or ``(None, error)``, its factory's refusal of
-    the model (a DynPluginError).  Any other exception of the factory is a bug: a
-    BackendError naming the backend and the robot."""
+def _built(name: str, model, factory, *args, **options) -> tuple:
+    """``(factory(*args, **options), None)``, or ``(None, error)`` for the factory's refusal of
+    the model (a DynPluginError).  Any other exception is a bug: a BackendError naming
+    backend ``name`` and the robot."""
     try:
-        if name not in registered_backends(can=("friction",)):
-            return get_backend(name, model), None
-        return get_backend(name, model, friction=validation_friction(model, suite.seed, suite.dt, first.q)), None
+        return factory(*args, **options), None
     except DynPluginError as refusal:
         return None, refusal
     except Exception as error:
         raise BackendError(f"backend {name!r} failed to build for robot {model.name!r}: {type(error).__name__}: "
                            f"{error}") from error
+
+
+def _suite_backend(name: str, model, suite: Suite, first: States) -> tuple:
+    """``(backend, None)``: backend ``name`` for ``model``, with friction that pybullet
+    reproduces where it declares ``friction``; or ``(None, error)``, its factory's refusal of
+    the model (:func:`_built`)."""
+    if name not in registered_backends(can=("friction",)):
+        return _built(name, model, get_backend, name, model)
+    return _built(name, model, lambda: get_backend(name, model, friction=validation_friction(model, suite.seed,
+                                                                                              suite.dt, first.q)))
 
 
 def _pinocchio_twin(setup: _Setup, name: str, pybullets: bool = False):
@@ -305,7 +318,10 @@ def _derivative_comparisons(suite: Suite, setup: _Setup, name: str, states: Stat
 
 def _trajectory_comparisons(suite: Suite, setup: _Setup) -> list:
     """Trajectories of every backend against pybullet's, from the robot's first state;
-    the floor: pinocchio's semi-implicit Euler trajectory against pybullet's rollout."""
+    the floor: pinocchio's semi-implicit Euler trajectory against pybullet's rollout.  None
+    when pybullet refused the robot (:func:`_build_setup` lists the skip)."""
+    if "pybullet" not in setup.references:
+        return []
     q0, qd0, pybullet_backend = setup.first.q[0], setup.first.qd[0], setup.references["pybullet"]
     cases, floors = [q for q in TRAJECTORIES if q in suite.quantities], {}
     for quantity in cases:

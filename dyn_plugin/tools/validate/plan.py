@@ -10,8 +10,9 @@ promise (:data:`dyn_plugin.backends.base.CAPABILITIES`: ``derivatives`` for dtau
 on the references).  A floating base or mimic joints need no capability: the registry's
 wrappers serve any backend (:func:`dyn_plugin.backends.registry.get_backend`), keeping what
 it declares.  Everything else the suite names is a :class:`Skip`, listed with its reason in
-every report (console, JSON, Markdown), as is a robot a backend's factory refuses
-(:func:`refusal`): neither fails the run.
+every report (console, JSON, Markdown), as is a robot a backend's or a reference's factory
+refuses (:func:`refusal`; pybullet refuses spherical, planar and floating joints, and the
+backends are then compared with pinocchio alone): neither fails the run.
 """
 
 from __future__ import annotations
@@ -67,9 +68,11 @@ WHY = {
     "friction without stepping": "it has friction but declares no 'stepping' capability (the references are given "
                                  "its friction through velocity_step)",
     "bristles": "declares no 'stepping' capability (a dynamic friction law, stepped by velocity_step)",
-    "bristles here": "dynamic friction is checked on a fixed base without mimic joints only",
+    "bristles here": "dynamic friction is checked on a fixed base of one-dof joints without mimic joints only",
     "pinocchio": "compared with pinocchio only, which is not among the references",
     "pybullet": "compared with pybullet only, which is not among the references",
+    "pinocchio refused": "compared with pinocchio only, which refused the robot (its own line says why)",
+    "pybullet refused": "compared with pybullet only, which refused the robot (its own line says why)",
 }
 
 
@@ -87,31 +90,36 @@ class Skip:
         return dataclasses.asdict(self)
 
 
-def _why_not(quantity: str, capabilities: frozenset, references, model) -> Optional[str]:
+def _why_not(quantity: str, capabilities: frozenset, references, model, named=()) -> Optional[str]:
     """The key of :data:`WHY` saying why a backend declaring ``capabilities`` is not asked
-    for ``quantity`` on ``model`` against ``references``, or None when it is."""
+    for ``quantity`` on ``model`` against ``references`` (those that took the model, among
+    the suite's ``named``), or None when it is."""
     friction_unshared = "friction" in capabilities and "stepping" not in capabilities
+    missing = lambda reference: reference + " refused" if reference in named else reference     # noqa: E731
     if quantity in QUANTITIES:
         return "friction" if "friction" in capabilities and quantity in WITH_FRICTION else None
     if quantity in DERIVATIVES:
-        return ("derivatives" if "derivatives" not in capabilities else "pinocchio" if "pinocchio" not in references
-                else "friction without stepping" if friction_unshared else None)
+        return ("derivatives" if "derivatives" not in capabilities else missing("pinocchio")
+                if "pinocchio" not in references else "friction without stepping" if friction_unshared else None)
     if quantity in STEPPING:
-        return "pybullet" if "pybullet" not in references else "friction without stepping" if friction_unshared else None
-    if quantity in BRISTLES:
-        return ("bristles" if "stepping" not in capabilities else "bristles here" if model.floating_base or model.mimic
+        return (missing("pybullet") if "pybullet" not in references else "friction without stepping" if friction_unshared
                 else None)
+    if quantity in BRISTLES:
+        elsewhere = model.floating_base or model.mimic or model.multi_dof_indices
+        return "bristles" if "stepping" not in capabilities else "bristles here" if elsewhere else None
     raise KeyError(f"unknown quantity {quantity!r}")
 
 
-def asked(suite, model, name: str, backend_class) -> tuple:
+def asked(suite, model, name: str, backend_class, references=None) -> tuple:
     """``(quantities, skips)``: the suite's quantities that backend ``name`` (of class
     ``backend_class``, as built for ``model``: a wrapper declares what it keeps) is asked
-    for on ``model``, and a :class:`Skip` for each of the others."""
+    for on ``model``, and a :class:`Skip` for each of the others.  ``references``: the
+    suite's references that took the model (default: all of them; see :func:`refusal`)."""
     capabilities = frozenset(getattr(backend_class, "capabilities", ()))
+    references = suite.references if references is None else references
     quantities, skips = [], []
     for quantity in suite.quantities:
-        why = _why_not(quantity, capabilities, suite.references, model)
+        why = _why_not(quantity, capabilities, references, model, suite.references)
         if why is None:
             quantities.append(quantity)
         else:
@@ -121,9 +129,14 @@ def asked(suite, model, name: str, backend_class) -> tuple:
 
 def refusal(suite, robot: str, name: str, error: Exception) -> list:
     """A :class:`Skip` of every quantity of the suite for backend ``name`` on ``robot``,
-    whose model its factory refused with ``error`` (a DynPluginError naming what it cannot take)."""
+    whose model its factory refused with ``error`` (a DynPluginError naming what it cannot take).
+    For a reference (one of ``suite.references``) the skip is of the comparisons against it:
+    ``name (reference)``; the backends' comparisons with the other references go on."""
     reason = REFUSED + " ".join(str(error).split())
-    return [Skip(robot, name, quantity, reason) for quantity in suite.quantities]
+    if name not in suite.references:
+        return [Skip(robot, name, quantity, reason) for quantity in suite.quantities]
+    compared = {**QUANTITIES, **(STEPPING if name == "pybullet" else DERIVATIVES if name == "pinocchio" else {})}
+    return [Skip(robot, f"{name} (reference)", quantity, reason) for quantity in suite.quantities if quantity in compared]
 
 
 def skip_lines(skips: list, robots: list) -> list:
