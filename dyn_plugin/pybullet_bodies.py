@@ -17,18 +17,22 @@ from .backends.pybullet_backend import PybulletBase, import_pybullet
 from .errors import InputError, URDFError
 from .urdf import JointElement, LinkElement, load_urdf_string, urdf_document
 
-_REVOLUTE, _PRISMATIC, _FIXED = 0, 1, 4
+_REVOLUTE, _PRISMATIC, _SPHERICAL, _PLANAR, _FIXED = 0, 1, 2, 3, 4
 
 
 @dataclasses.dataclass
 class BodyDynamics:
     """One pybullet body seen through one of our backends.
 
-    ``model``: the RobotModel built from pybullet's description; ``dof_to_model`` (n,):
-    the model index of each pybullet degree of freedom; ``joint_indices``: pybullet joint
-    index of each degree of freedom; ``base``: for a floating body (``model.floating_base``)
-    the :class:`~dyn_plugin.backends.pybullet_backend.PybulletBase` of pybullet's
-    coordinates, else None.
+    ``model``: the RobotModel built from pybullet's description; ``joint_indices``: pybullet
+    joint index of each revolute or prismatic joint (pybullet's degrees of freedom for
+    ``flags=0``); ``dof_to_model`` (n,): the model joint of each of them; ``moving``: every
+    moving joint, spherical ones too, in pybullet's joint order, as (pybullet joint index,
+    model joint index); ``inertial_frames`` (links + 1, 4, 4): each link's pybullet frame
+    (its centre of mass, ``getDynamicsInfo[3:5]``) in its link frame of ``model``, the base
+    first (index = pybullet link index + 1); ``base``: for a floating body
+    (``model.floating_base``) the :class:`~dyn_plugin.backends.pybullet_backend.PybulletBase`
+    of pybullet's coordinates, else None.
     """
 
     client: int
@@ -39,6 +43,28 @@ class BodyDynamics:
     signature: tuple
     backends: dict = dataclasses.field(default_factory=dict)
     base: Optional[PybulletBase] = None
+    moving: tuple = ()
+    inertial_frames: Optional[np.ndarray] = None
+
+    @property
+    def label(self) -> str:
+        """How messages name the body: its id, client, URDF robot name and base link (a
+        robot name alone can mislead: pybullet_data's laikago.urdf calls itself "plane")."""
+        base_name, robot_name = (s.decode() for s in self.signature[0])
+        return f"pybullet body {self.body} (robot {robot_name!r}, base link {base_name!r}, client {self.client})"
+
+    @property
+    def spherical(self) -> tuple:
+        """Model indices of the spherical joints."""
+        return tuple(i for i, kind in enumerate(self.model.joint_types) if kind == "spherical")
+
+    def one_dof_only(self, what: str) -> None:
+        """Refuse a body with spherical joints in pybullet's one-entry-per-joint layout (flags=0)."""
+        if self.spherical:
+            names = ", ".join(repr(self.model.joint_names[i]) for i in self.spherical)
+            raise InputError(f"{what}: {self.label} has spherical joints ({names}); flags=0 has one entry per "
+                             "revolute or prismatic joint and no place for them (pybullet refuses them too): call "
+                             "with flags=1, pybullet's multi-DOF layout (see dyn_plugin.pybullet_layout)")
 
     @property
     def dof(self) -> int:
@@ -56,12 +82,12 @@ class BodyDynamics:
         try:
             array = np.asarray(values, dtype=float)
         except (TypeError, ValueError):
-            raise InputError(f"body {self.body}: {label} must be {self.dof} numbers, got {values!r}") from None
+            raise InputError(f"{self.label}: {label} must be {self.dof} numbers, got {values!r}") from None
         if array.shape != (self.dof,):
-            raise InputError(f"body {self.body} ({self.model.name}) has {self.dof} degrees of freedom: {label} "
+            raise InputError(f"{self.label} has {self.dof} revolute or prismatic joints: {label} "
                              f"must have length {self.dof}, got shape {array.shape}")
         if not np.all(np.isfinite(array)):
-            raise InputError(f"body {self.body}: {label} has a non-finite entry (NaN or inf) at "
+            raise InputError(f"{self.label}: {label} has a non-finite entry (NaN or inf) at "
                              f"index {int(np.argmax(~np.isfinite(array)))}")
         out = np.empty(self.dof)
         out[self.dof_to_model] = array
@@ -78,16 +104,16 @@ class BodyDynamics:
         try:
             array = np.asarray(values, dtype=float)
         except (TypeError, ValueError):
-            raise InputError(f"body {self.body}: {label} must be {base + self.dof} numbers, got {values!r}") from None
+            raise InputError(f"{self.label}: {label} must be {base + self.dof} numbers, got {values!r}") from None
         if array.shape != (base + self.dof,):
             what = "[base position (3), orientation (x, y, z, w)" if base == 7 else "[base angular (3), linear (3)"
-            raise InputError(f"body {self.body} ({self.model.name}) has a floating base and {self.dof} joints: {label} "
+            raise InputError(f"{self.label} has a floating base and {self.dof} joints: {label} "
                              f"must have length {base + self.dof} ({what}, joints]), got shape {array.shape}")
         if not np.all(np.isfinite(array)):
-            raise InputError(f"body {self.body}: {label} has a non-finite entry (NaN or inf) at "
+            raise InputError(f"{self.label}: {label} has a non-finite entry (NaN or inf) at "
                              f"index {int(np.argmax(~np.isfinite(array)))}")
         if base == 7 and abs(np.linalg.norm(array[3:7]) - 1.0) > floating.UNIT_TOLERANCE:
-            raise InputError(f"body {self.body}: {label}[3:7] must be a unit quaternion (x, y, z, w), "
+            raise InputError(f"{self.label}: {label}[3:7] must be a unit quaternion (x, y, z, w), "
                              f"got norm {np.linalg.norm(array[3:7]):.6g}")
         out = np.empty(base + self.dof)
         out[:base] = array[:base]
@@ -132,43 +158,56 @@ def _signature(p, body, client) -> tuple:
 
 
 def _describe(p, body, client, signature) -> BodyDynamics:
-    text = body_urdf(body, client)
+    text, inertial = _body_description(p, body, client)
     floating_base = signature[2][0][0] != 0   # pybullet fixes a base of mass 0, and only those
     try:
         model = load_urdf_string(text, floating_base=floating_base)
     except URDFError as exc:
         raise InputError(f"pybullet body {body} ({signature[0][1].decode()}) cannot be described: {exc}") from None
-    names, indices = [], []
+    names, indices, moving = [], [], []
     for j in range(signature[1]):
         info = p.getJointInfo(body, j, physicsClientId=client)
         if info[2] in (_REVOLUTE, _PRISMATIC):
             names.append(info[1].decode())
             indices.append(j)
+        if info[2] in (_REVOLUTE, _PRISMATIC, _SPHERICAL):
+            moving.append((j, model.joint_names.index(info[1].decode())))
     dof_to_model = np.array([model.joint_names.index(name) for name in names], dtype=int)
     base = PybulletBase.of_body(p, body, client) if floating_base else None
-    return BodyDynamics(client, body, model, indices, dof_to_model, signature, base=base)
+    return BodyDynamics(client, body, model, indices, dof_to_model, signature, base=base, moving=tuple(moving),
+                        inertial_frames=np.array(inertial))
 
 
 def body_urdf(body: int, physicsClientId: Optional[int] = None) -> str:
     """URDF text of a body as pybullet holds it (inertias, frames, axes, limits, dynamics).
 
     pybullet keeps each link's frame at its centre of mass; the URDF link frame is the
-    joint frame, which sits at ``parentFramePos`` in the parent's inertial frame.
+    joint frame, which sits at ``parentFramePos`` in the parent's inertial frame.  The
+    child of a spherical joint gets its link frame turned to its inertial frame's axes, so
+    that the joint's quaternion and angular velocity are pybullet's own
+    (``getJointStateMultiDof``: the child's rotation and angular velocity in that frame).
     """
     p = import_pybullet()
-    client = resolve_client(physicsClientId)
+    return _body_description(p, body, resolve_client(physicsClientId))[0]
+
+
+def _body_description(p, body: int, client: int) -> tuple:
+    """(URDF text, inertial frames (links + 1) × (4, 4) in the URDF link frames) of a body."""
     base_name, robot_name = (s.decode() for s in p.getBodyInfo(body, physicsClientId=client))
     count = p.getNumJoints(body, physicsClientId=client)
+    infos = [p.getJointInfo(body, j, physicsClientId=client) for j in range(count)]
     inertial = [_inertial_frame(p, body, j, client) for j in range(-1, count)]
+    for j, info in enumerate(infos):
+        if info[2] == _SPHERICAL:       # link frame along the inertial axes: (R_i^T c, I)
+            inertial[j + 1] = _pose(inertial[j + 1][:3, :3].T @ inertial[j + 1][:3, 3], (0.0, 0.0, 0.0, 1.0), p)
     links = [_link_element(base_name, p.getDynamicsInfo(body, -1, physicsClientId=client), inertial[0])]
     joints = []
-    for j in range(count):
-        info = p.getJointInfo(body, j, physicsClientId=client)
+    for j, info in enumerate(infos):
         kind, parent = info[2], info[16]
-        if kind not in (_REVOLUTE, _PRISMATIC, _FIXED):
+        if kind not in (_REVOLUTE, _PRISMATIC, _SPHERICAL, _FIXED):
             raise InputError(f"pybullet body {body} ({robot_name}): joint {info[1].decode()!r} is of pybullet type "
-                             f"{kind} (spherical or planar), which our models do not support")
-        parent_name = base_name if parent < 0 else p.getJointInfo(body, parent, physicsClientId=client)[12].decode()
+                             f"{kind} (planar), which our models of pybullet bodies do not support")
+        parent_name = base_name if parent < 0 else infos[parent][12].decode()
         # parentFrameOrn rotates parent-COM vectors into the child's COM frame, and the
         # axis is given in the child's COM frame: undo the child's inertial rotation R_i.
         R_i = inertial[j + 1][:3, :3]
@@ -176,7 +215,7 @@ def body_urdf(body: int, physicsClientId: Optional[int] = None) -> str:
         joint_in_parent_com[:3, :3] = joint_in_parent_com[:3, :3].T @ R_i.T
         links.append(_link_element(info[12].decode(), p.getDynamicsInfo(body, j, physicsClientId=client), inertial[j + 1]))
         joints.append(_joint_element(info, parent_name, inertial[parent + 1] @ joint_in_parent_com, R_i @ info[13]))
-    return urdf_document(robot_name, links + joints)
+    return urdf_document(robot_name, links + joints), inertial
 
 
 def _pose(position, quaternion, p) -> np.ndarray:
@@ -201,6 +240,8 @@ def _joint_element(info, parent: str, frame: np.ndarray, axis: np.ndarray) -> Jo
     lower, upper = info[8], info[9]
     if kind == _FIXED:
         return JointElement(name, "fixed", parent, child, frame)
+    if kind == _SPHERICAL:
+        return JointElement(name, "spherical", parent, child, frame, np.array([0.0, 0.0, 1.0]))
     if kind == _REVOLUTE and lower > upper:  # pybullet's mark of a joint without limits
         urdf_type = "continuous"
     else:

@@ -63,6 +63,7 @@ from .backends.registry import backend_class, get_backend
 from .backends.pybullet_backend import c_level_output_silenced, configure_reference_body, import_pybullet
 from .errors import DynPluginError, InputError, SimulationError
 from .friction.parameters import load_friction
+from .pybullet_layout import MultiDofLayout
 from .pybullet_bodies import (BodyDynamics, as_tuple, body_dynamics, body_urdf, connected_clients,
                               gravity_in_base, resolve_client)
 from .robots import BUNDLED, load_robot
@@ -70,16 +71,13 @@ from .robots import BUNDLED, load_robot
 DEFAULT_BACKEND = "newton_euler"
 
 
-def _check_flags(flags, function: str) -> None:
-    """pybullet's ``flags``: 0, its default layout.  1 (the multi-DOF layout of spherical
-    joints and a padded base, pybullet_utils/pd_controller_stable.py) is not supported yet:
-    refused rather than read as the default layout (pybullet's own sizes differ: a 7-joint
-    fixed arm's flags=1 mass matrix is 14 × 14)."""
+def _multi_dof(flags, function: str) -> bool:
+    """pybullet's ``flags``: 0, its one-entry-per-joint layout, or 1, its multi-DOF layout
+    (:mod:`dyn_plugin.pybullet_layout`); True for 1."""
     if isinstance(flags, bool) or not isinstance(flags, (int, np.integer)) or flags not in (0, 1):
-        raise InputError(f"{function}: flags must be 0 or 1 as in pybullet, got {flags!r}")
-    if flags == 1:
-        raise InputError(f"{function}: flags=1 (pybullet's multi-DOF layout: base and spherical joints padded) is "
-                         "not supported yet; call with flags=0 (one entry per revolute or prismatic joint)")
+        raise InputError(f"{function}: flags must be 0 (one entry per revolute or prismatic joint) or 1 (pybullet's "
+                         f"multi-DOF layout: base and spherical joints padded), as in pybullet, got {flags!r}")
+    return flags == 1
 
 
 def _setup(body, client, backend: Optional[str]):
@@ -98,12 +96,20 @@ def _floating_state(bd: BodyDynamics, objPositions, objVelocities) -> tuple:
     return bd.to_configuration(objPositions), bd.base.velocity_from(bd.floating_args("objVelocities", objVelocities, 6))
 
 
+def _multi_dof_state(bd: BodyDynamics, objPositions, objVelocities) -> tuple:
+    """(layout, q (1, nq), v (1, nv), A) of pybullet's flags=1 positions and velocities."""
+    layout = MultiDofLayout(bd)
+    q = layout.configuration(objPositions)
+    v, A = layout.velocity(q, objVelocities)
+    return layout, q, v, A
+
+
 def _fixed_base_only(bd: BodyDynamics, what: str) -> None:
     if bd.base is not None:
-        raise InputError(f"{what}: pybullet body {bd.body} ({bd.model.name}) has a floating base (loaded without "
-                         f"useFixedBase, base mass {bd.model.base_mass:g} kg); {what} takes fixed-base bodies only. "
-                         "For the floating body's dynamics in our convention use dyn_plugin.get_backend(name, "
-                         "dyn_plugin.pybullet_bridge.body_dynamics(body).model)")
+        raise InputError(f"{what}: {bd.label} has a floating base (loaded without useFixedBase, base mass "
+                         f"{bd.model.base_mass:g} kg); pybullet's flags=0 coordinates of a floating base (angular "
+                         "before linear velocity, classical accelerations) have none: call with flags=1 (pybullet's "
+                         "multi-DOF layout, dyn_plugin.pybullet_layout)")
 
 
 # -- the drop-in functions (pybullet's names and signatures) ---------------------------------
@@ -113,11 +119,16 @@ def calculateInverseDynamics(bodyUniqueId, objPositions, objVelocities, objAccel
                              physicsClientId=None, *, backend: Optional[str] = None) -> tuple:
     """Joint torques (tuple of dof floats) for positions, velocities and accelerations, as pybullet's
     (a floating body: dof + 6 generalized forces of dof + 7 positions, dof + 6 velocities and
-    accelerations, in pybullet's coordinates; see the module docstring).  Arguments in
-    pybullet's positions: ``flags`` (0; see :func:`_check_flags`), then ``physicsClientId``
-    (see :func:`resolve_client`)."""
-    _check_flags(flags, "calculateInverseDynamics")
+    accelerations, in pybullet's coordinates; see the module docstring).  ``flags=1``: every
+    argument and the answer in pybullet's multi-DOF layout (:mod:`dyn_plugin.pybullet_layout`;
+    the accelerations are used, where pybullet's own flags=1 ignores them).  Arguments in
+    pybullet's positions: ``flags``, then ``physicsClientId`` (see :func:`resolve_client`)."""
+    multi = _multi_dof(flags, "calculateInverseDynamics")
     bd, be = _setup(bodyUniqueId, physicsClientId, backend)
+    if multi:
+        layout, q, v, A = _multi_dof_state(bd, objPositions, objVelocities)
+        return layout.force(be.inverse_dynamics(q, v, layout.acceleration(q, v, objAccelerations, A)), A)
+    bd.one_dof_only("calculateInverseDynamics")
     if bd.base is not None:
         q, v = _floating_state(bd, objPositions, objVelocities)
         a = bd.base.acceleration_from(v, bd.floating_args("objAccelerations", objAccelerations, 6))
@@ -130,29 +141,51 @@ def calculateInverseDynamics(bodyUniqueId, objPositions, objVelocities, objAccel
 
 def calculateMassMatrix(bodyUniqueId, objPositions, flags=0, physicsClientId=None, *,
                         backend: Optional[str] = None) -> tuple:
-    """Joint-space mass matrix (dof × dof, tuple of tuples), as pybullet's; (dof + 6)² for a
-    floating body, of its joint positions alone (the base's pose does not enter).  Arguments
-    in pybullet's positions: ``flags`` (0), then ``physicsClientId``."""
-    _check_flags(flags, "calculateMassMatrix")
+    """Joint-space mass matrix (dof × dof, tuple of tuples), as pybullet's.  A floating body's
+    is (dof + 6)² in pybullet's u, of its joint positions (dof) or of its dof + 7 positions as
+    calculateInverseDynamics takes them (the base's pose does not enter; pybullet's own reads
+    such a base pose as joint angles).  ``flags=1``: pybullet's multi-DOF layout
+    (:mod:`dyn_plugin.pybullet_layout`: ½ uᵀ M u is the body's kinetic energy).  Arguments
+    in pybullet's positions: ``flags``, then ``physicsClientId``."""
+    multi = _multi_dof(flags, "calculateMassMatrix")
     bd, be = _setup(bodyUniqueId, physicsClientId, backend)
+    if multi:
+        layout = MultiDofLayout(bd)
+        q = layout.configuration(objPositions)
+        return layout.mass_matrix(be.mass_matrix(q)[0], layout.velocity_map(q))
+    bd.one_dof_only("calculateMassMatrix")
     if bd.base is not None:
-        q = np.concatenate([bd.model.neutral()[:7], bd.to_model(objPositions, "objPositions")])
+        joints = objPositions if np.shape(objPositions) == (bd.dof,) else bd.to_configuration(objPositions)[0, 7:]
+        q = np.concatenate([bd.model.neutral()[:7], bd.to_model(joints, "objPositions")])
         return _matrix(bd, bd.base.mass_matrix(be.mass_matrix(q)[None])[0])
     return _matrix(bd, be.mass_matrix(bd.to_model(objPositions, "objPositions")))
 
 
-def calculateGravity(bodyUniqueId, objPositions, physicsClientId=None, *, backend: Optional[str] = None) -> tuple:
-    """g(q): the torques that hold the body still against the client's gravity."""
+def calculateGravity(bodyUniqueId, objPositions, physicsClientId=None, *, flags=0,
+                     backend: Optional[str] = None) -> tuple:
+    """g(q): the torques that hold the body still against the client's gravity (``flags=1``:
+    in pybullet's multi-DOF layout)."""
+    if _multi_dof(flags, "calculateGravity"):
+        layout = MultiDofLayout(body_dynamics(bodyUniqueId, resolve_client(physicsClientId)))
+        zeros = [0.0] * layout.size
+        return calculateInverseDynamics(bodyUniqueId, objPositions, zeros, zeros, 1, physicsClientId, backend=backend)
     bd, be = _setup(bodyUniqueId, physicsClientId, backend)
+    bd.one_dof_only("calculateGravity")
     if bd.base is not None:
         return bd.from_floating(bd.base.force(be.gravity_torques(bd.to_configuration(objPositions))))
     return as_tuple(bd.from_model(be.gravity_torques(bd.to_model(objPositions, "objPositions"))))
 
 
-def calculateBiasForces(bodyUniqueId, objPositions, objVelocities, physicsClientId=None, *,
+def calculateBiasForces(bodyUniqueId, objPositions, objVelocities, physicsClientId=None, *, flags=0,
                         backend: Optional[str] = None) -> tuple:
-    """C(q, q̇) q̇ + g(q): the torques for zero acceleration."""
+    """C(q, q̇) q̇ + g(q): the torques for zero acceleration (``flags=1``: zero u̇ in pybullet's
+    multi-DOF layout)."""
+    if _multi_dof(flags, "calculateBiasForces"):
+        zeros = [0.0] * MultiDofLayout(body_dynamics(bodyUniqueId, resolve_client(physicsClientId))).size
+        return calculateInverseDynamics(bodyUniqueId, objPositions, objVelocities, zeros, 1, physicsClientId,
+                                        backend=backend)
     bd, be = _setup(bodyUniqueId, physicsClientId, backend)
+    bd.one_dof_only("calculateBiasForces")
     if bd.base is not None:
         q, v = _floating_state(bd, objPositions, objVelocities)
         a = bd.base.acceleration_from(v, np.zeros_like(v))
@@ -161,22 +194,38 @@ def calculateBiasForces(bodyUniqueId, objPositions, objVelocities, physicsClient
                                                 bd.to_model(objVelocities, "objVelocities"))))
 
 
-def calculateCoriolisMatrix(bodyUniqueId, objPositions, objVelocities, physicsClientId=None, *,
+def calculateCoriolisMatrix(bodyUniqueId, objPositions, objVelocities, physicsClientId=None, *, flags=0,
                             backend: Optional[str] = None) -> tuple:
     """C(q, q̇) in Christoffel form (dof × dof): C q̇ = velocity terms, Ṁ − 2C skew-symmetric.
-    Fixed-base bodies only: pybullet's coordinates of a floating base (angular before linear
-    in u, linear before angular in τ, classical accelerations) have no such C."""
+    ``flags=1`` (any body, floating or with spherical joints): C_u = Aᵀ (C A + M Ȧ) in
+    pybullet's multi-DOF layout u (v = A u, :mod:`dyn_plugin.pybullet_layout`), for which
+    C_u u is the velocity terms and Ṁ_u − 2 C_u = Aᵀ (Ṁ − 2C) A + (ȦᵀMA − AᵀMȦ) is
+    skew-symmetric.  ``flags=0`` takes fixed-base bodies only: pybullet's flags=0
+    coordinates of a floating base (classical accelerations) have no such C."""
+    multi = _multi_dof(flags, "calculateCoriolisMatrix")
     bd, be = _setup(bodyUniqueId, physicsClientId, backend)
+    if multi:
+        layout, q, v, A = _multi_dof_state(bd, objPositions, objVelocities)
+        C = A.T @ (be.coriolis_matrix(q, v)[0] @ A + be.mass_matrix(q)[0] @ layout.velocity_map_rate(q, v))
+        return tuple(tuple(float(x) for x in row) for row in C)
+    bd.one_dof_only("calculateCoriolisMatrix")
     _fixed_base_only(bd, "calculateCoriolisMatrix")
     return _matrix(bd, be.coriolis_matrix(bd.to_model(objPositions, "objPositions"),
                                           bd.to_model(objVelocities, "objVelocities")))
 
 
 def calculateForwardDynamics(bodyUniqueId, objPositions, objVelocities, objTorques, physicsClientId=None, *,
-                             backend: Optional[str] = None) -> tuple:
+                             flags=0, backend: Optional[str] = None) -> tuple:
     """Joint accelerations q̈ produced by torques τ (pybullet has no equivalent); for a floating
-    body u̇ (dof + 6) of τ (dof + 6), the inverse of :func:`calculateInverseDynamics`."""
+    body u̇ (dof + 6) of τ (dof + 6), the inverse of :func:`calculateInverseDynamics`; with
+    ``flags=1`` u̇ of forces in pybullet's multi-DOF layout (0 on the padding)."""
+    multi = _multi_dof(flags, "calculateForwardDynamics")
     bd, be = _setup(bodyUniqueId, physicsClientId, backend)
+    if multi:
+        layout, q, v, A = _multi_dof_state(bd, objPositions, objVelocities)
+        a = be.forward_dynamics(q, v, layout.force_from(objTorques, A, q))
+        return layout.acceleration_from(q, v, a, A)
+    bd.one_dof_only("calculateForwardDynamics")
     if bd.base is not None:
         q, v = _floating_state(bd, objPositions, objVelocities)
         tau = bd.base.force_from(bd.floating_args("objTorques", objTorques, 6))

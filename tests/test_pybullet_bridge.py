@@ -115,7 +115,8 @@ def test_bad_input_names_the_body_and_the_expected_length(scene, tmp_path):
     client, bodies = scene
     with pytest.raises(dp.InputError, match="pybullet body 999"):
         dpb.calculateMassMatrix(999, [0.0] * 6, physicsClientId=client)
-    with pytest.raises(dp.InputError, match=r"body \d+ \(puma560\) has 6 degrees of freedom: objPositions must have length 6"):
+    with pytest.raises(dp.InputError, match=r"body \d+ \(robot 'puma560', base link '\w+', client \d+\) has 6 revolute or prismatic joints: "
+                       r"objPositions must have length 6"):
         dpb.calculateInverseDynamics(bodies[0], [0.0] * 5, [0.0] * 6, [0.0] * 6, physicsClientId=client)
     with pytest.raises(dp.InputError, match="objVelocities must be 6 numbers"):
         dpb.calculateInverseDynamics(bodies[0], [0.0] * 6, ["a"] * 6, [0.0] * 6, physicsClientId=client)
@@ -126,8 +127,9 @@ def test_bad_input_names_the_body_and_the_expected_length(scene, tmp_path):
       <joint name="j" type="spherical"><parent link="a"/><child link="b"/></joint></robot>""")
     with c_level_output_silenced():
         body = p.loadURDF(str(ball), useFixedBase=True, physicsClientId=client)
-    with pytest.raises(dp.InputError, match="spherical or planar"):
+    with pytest.raises(dp.InputError, match="has spherical joints \\('j'\\); flags=0 .* call with flags=1"):
         dpb.calculateMassMatrix(body, [0.0] * 3, physicsClientId=client)
+    assert np.array(dpb.calculateMassMatrix(body, [0.0] * 7 + [0, 0, 0, 1], 1, client)).shape == (11, 11)
 
 
 @pytest.fixture

@@ -53,13 +53,14 @@ def test_fifth_positional_argument_is_flags_as_in_pybullet(two_clients):
     theirs = p.calculateInverseDynamics(stanford, q, qd, qdd, 0, second)
     assert rel(dpb.calculateInverseDynamics(stanford, q, qd, qdd, 0, second), theirs) <= 1e-9
     assert rel(dpb.calculateMassMatrix(stanford, q, 0, second), p.calculateMassMatrix(stanford, q, 0, second)) <= 1e-9
-    # flags=1 is pybullet's multi-DOF layout (another size): refused, never read as a client id
-    with pytest.raises(dp.InputError, match="flags=1"):
-        dpb.calculateInverseDynamics(stanford, q, qd, qdd, 1)
-    with pytest.raises(dp.InputError, match="flags=1"):
-        dpb.calculateMassMatrix(stanford, q, 1, second)
-    with pytest.raises(dp.InputError, match="flags must be 0 or 1"):
-        dpb.calculateMassMatrix(stanford, q, 2, second)
+    # flags=1 is pybullet's multi-DOF layout (7 padded base entries first): never read as a client id
+    layout = [0.0] * 7 + q
+    M1 = np.array(dpb.calculateMassMatrix(stanford, layout, 1, second))
+    assert M1.shape == (13, 13) and rel(M1[7:, 7:], p.calculateMassMatrix(stanford, q, 0, second)) <= 1e-9
+    tau = dpb.calculateInverseDynamics(stanford, layout, [0.0] * 7 + qd, [0.0] * 7 + qdd, 1, second)
+    assert rel(tau[7:], theirs) <= 1e-9 and tau[:7] == (0.0,) * 7
+    with pytest.raises(dp.InputError, match="clients are connected"):
+        dpb.calculateInverseDynamics(stanford, layout, [0.0] * 7 + qd, [0.0] * 7 + qdd, 1)
 
 
 def test_call_without_client_id_is_refused_when_several_are_connected(two_clients, swapped):
