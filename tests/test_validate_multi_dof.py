@@ -46,3 +46,15 @@ def test_pybullet_refuses_such_joints_by_name(robot):
 
     with pytest.raises(ModelError, match="joint 'free' of robot 'free_body' is floating"):
         PybulletBackend(model)
+
+
+def test_a_fixed_joint_with_dynamics_loads_as_pinocchio_loads_it():
+    """A fixed joint's <dynamics> is read and unused (pr2, icub_reduced and alex_sake_hands of
+    example-robot-data have such joints; pinocchio loads them): not refused as if it were a
+    joint of several degrees of freedom."""
+    import pinocchio as pin
+
+    xml = FREE_BODY.format(below="").replace(
+        '<joint name="free" type="floating">', '<joint name="free" type="fixed"><dynamics damping="0.7" friction="0.1"/>')
+    model = dp.load_urdf_string(xml)
+    assert model.joint_names == ("elsewhere",) and model.nv == pin.buildModelFromXML(xml).nv == 1

@@ -225,9 +225,10 @@ def _read_joints(root, links: dict, source: str) -> list:
             raise URDFError(f"{source}: link {child!r} is the child of two joints ({parent_joint[child]!r} and "
                             f"{name!r}); a kinematic tree gives each link one parent (closed loops are not supported)")
         parent_joint[child] = name
-        if kind in ONE_DOF_TYPES:
-            joints.append(_Joint(name, kind, parent, child, _origin(joint, where), _axis(joint, where),
-                                 **_limit(joint, where), **_dynamics(joint, where)))
+        if kind in ONE_DOF_TYPES or kind == "fixed":          # a fixed joint's limits and dynamics are read, unused
+            axis = _axis(joint, where) if kind in ONE_DOF_TYPES else np.array([1.0, 0.0, 0.0])
+            joints.append(_Joint(name, kind, parent, child, _origin(joint, where), axis, **_limit(joint, where),
+                                 **_dynamics(joint, where)))
         else:
             joints.append(_several_dof_joint(joint, name, kind, parent, child, where))
     return joints
