@@ -195,3 +195,14 @@ def test_quaternions_stay_unit(integrator):
         q = t.q[:, model.joint_slices[i][0]]
         if model.joint_types[i] != "planar":
             assert np.abs(np.linalg.norm(q[:, -4:], axis=1) - 1).max() < 1e-14
+
+
+def test_a_diverging_state_names_the_joint_of_several_degrees_of_freedom():
+    from dyn_plugin.simulate import _Divergence
+    from dyn_plugin.errors import SimulationError
+
+    model = dp.load_urdf_string(FREE_BODY.format(below=SUBTREE))
+    q, v = model.neutral(), np.zeros(model.nv)
+    q[model.joint_slices[model.joint_names.index("shoulder")][0].start] = np.nan
+    with pytest.raises(SimulationError, match=r"joint 'shoulder' \(spherical\) has q = \[nan, 0, 0, 1\], q̇ = \[0, 0, 0\]"):
+        _Divergence(model, np.arange(3) * 0.1, 0.1).check(1, q, v)
