@@ -54,6 +54,7 @@ The backend is ``newton_euler`` unless ``backend=`` names another registered one
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from typing import Optional
 
@@ -63,6 +64,7 @@ from .backends.registry import backend_class, get_backend
 from .backends.pybullet_backend import c_level_output_silenced, configure_reference_body, import_pybullet
 from .errors import DynPluginError, InputError, SimulationError
 from .friction.parameters import load_friction
+from .pybullet_jacobian import calculateJacobian
 from .pybullet_layout import MultiDofLayout
 from .pybullet_bodies import (BodyDynamics, as_tuple, body_dynamics, body_urdf, connected_clients,
                               gravity_in_base, resolve_client)
@@ -155,8 +157,9 @@ def calculateMassMatrix(bodyUniqueId, objPositions, flags=0, physicsClientId=Non
         return layout.mass_matrix(be.mass_matrix(q)[0], layout.velocity_map(q))
     bd.one_dof_only("calculateMassMatrix")
     if bd.base is not None:
-        joints = objPositions if np.shape(objPositions) == (bd.dof,) else bd.to_configuration(objPositions)[0, 7:]
-        q = np.concatenate([bd.model.neutral()[:7], bd.to_model(joints, "objPositions")])
+        joints = bd.to_model(objPositions, "objPositions") if np.shape(objPositions) == (bd.dof,) else \
+            bd.to_configuration(objPositions)[0, 7:]
+        q = np.concatenate([bd.model.neutral()[:7], joints])
         return _matrix(bd, bd.base.mass_matrix(be.mass_matrix(q)[None])[0])
     return _matrix(bd, be.mass_matrix(bd.to_model(objPositions, "objPositions")))
 
@@ -235,9 +238,9 @@ def calculateForwardDynamics(bodyUniqueId, objPositions, objVelocities, objTorqu
     return as_tuple(bd.from_model(be.forward_dynamics(q, qd, tau)))
 
 
-DROP_INS = ("calculateInverseDynamics", "calculateMassMatrix", "calculateGravity", "calculateBiasForces",
-            "calculateCoriolisMatrix", "calculateForwardDynamics")
-"""The functions :func:`install` puts in place (the first two replace pybullet's own)."""
+DROP_INS = ("calculateInverseDynamics", "calculateMassMatrix", "calculateJacobian", "calculateGravity",
+            "calculateBiasForces", "calculateCoriolisMatrix", "calculateForwardDynamics")
+"""The functions :func:`install` puts in place (the first three replace pybullet's own)."""
 
 
 def install(target, backend: Optional[str] = None):
@@ -253,16 +256,16 @@ def install(target, backend: Optional[str] = None):
     client = getattr(target, "_client", None)
     for name in DROP_INS:
         bound = {} if client is None else {"physicsClientId": client}
-        if backend is not None:
-            bound["backend"] = backend
         function = globals()[name]
+        if backend is not None and "backend" in inspect.signature(function).parameters:
+            bound["backend"] = backend      # calculateJacobian is kinematics: no backend
         setattr(target, name, functools.wraps(function)(functools.partial(function, **bound)) if bound else function)
     return target
 
 
 __all__ = ["BodyDynamics", "DROP_INS", "DynamicsStepper", "FrictionInjector", "body_dynamics", "body_urdf",
            "c_level_output_silenced", "calculateBiasForces", "calculateCoriolisMatrix", "calculateForwardDynamics",
-           "calculateGravity", "calculateInverseDynamics", "calculateMassMatrix", "configure_reference_body",
+           "calculateGravity", "calculateInverseDynamics", "calculateJacobian", "calculateMassMatrix", "configure_reference_body",
            "connected_clients", "install", "resolve_client"]
 
 

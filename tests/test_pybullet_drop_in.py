@@ -1,0 +1,283 @@
+"""The drop-ins in pybullet's multi-DOF layout (flags=1) and calculateJacobian, against
+physical oracles from pybullet's own kinematics: the kinetic energy of its link velocities
+(getLinkState with computeLinkVelocity), its semi-implicit Euler step (u⁺ = u + h u̇, which
+our inverse dynamics must explain with zero torque) and finite differences of its link poses."""
+
+import numpy as np
+import pybullet_data
+import pytest
+from scipy.spatial.transform import Rotation
+
+import dyn_plugin as dp
+from dyn_plugin import pybullet_bridge as dpb
+from dyn_plugin.backends.pybullet_backend import c_level_output_silenced, import_pybullet
+from dyn_plugin.pybullet_jacobian import calculateJacobian
+
+p = import_pybullet()
+DATA = pybullet_data.getDataPath()
+
+
+def random_tree_urdf(rng, links=6, spherical=True) -> str:
+    """A random tree of spherical (if asked), revolute, prismatic, continuous and fixed joints,
+    every joint origin and inertial frame turned, inertias full (not diagonal)."""
+    kinds = ["revolute", "prismatic", "continuous", "fixed"] + ["spherical"] * (2 if spherical else 0)
+    text = ['<robot name="tree">']
+
+    def link(name):
+        A = rng.normal(size=(3, 3))
+        inertia = A @ A.T + 0.05 * np.eye(3)
+        xyz, rpy = rng.normal(size=3) * 0.1, rng.uniform(-np.pi, np.pi, 3)
+        return (f'<link name="{name}"><inertial><origin xyz="{" ".join(map(str, xyz))}" '
+                f'rpy="{" ".join(map(str, rpy))}"/><mass value="{rng.uniform(0.5, 2.0)}"/>'
+                f'<inertia ixx="{inertia[0, 0]}" iyy="{inertia[1, 1]}" izz="{inertia[2, 2]}" ixy="{inertia[0, 1]}" '
+                f'ixz="{inertia[0, 2]}" iyz="{inertia[1, 2]}"/></inertial></link>')
+
+    text.append(link("l0"))
+    for i in range(1, links + 1):
+        kind = kinds[rng.integers(len(kinds))]
+        axis = rng.normal(size=3)
+        axis /= np.linalg.norm(axis)
+        limit = '<limit lower="-3" upper="3" effort="10" velocity="10"/>' if kind in ("revolute", "prismatic") else ""
+        text += [link(f"l{i}"),
+                 f'<joint name="j{i}" type="{kind}"><parent link="l{rng.integers(i)}"/><child link="l{i}"/>'
+                 f'<origin xyz="{" ".join(map(str, rng.normal(size=3) * 0.3))}" '
+                 f'rpy="{" ".join(map(str, rng.uniform(-np.pi, np.pi, 3)))}"/>'
+                 f'<axis xyz="{" ".join(map(str, axis))}"/>{limit}</joint>']
+    return "\n".join(text + ["</robot>"])
+
+
+@pytest.fixture
+def client():
+    c = p.connect(p.DIRECT)
+    p.setAdditionalSearchPath(DATA, physicsClientId=c)
+    yield c
+    p.disconnect(physicsClientId=c)
+
+
+def load(c, path, fixed, tmp_path=None, rng=None, **kw):
+    if path == "random":
+        file = tmp_path / f"tree{rng.integers(1 << 30)}.urdf"
+        file.write_text(random_tree_urdf(rng, spherical=kw.pop("spherical", True)))
+        path = str(file)
+    with c_level_output_silenced():
+        return p.loadURDF(path, [0.1, 0.2, 1.0], [0.1, 0.3, -0.2, 0.9], useFixedBase=fixed,
+                          flags=p.URDF_MAINTAIN_LINK_ORDER | p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=c, **kw)
+
+
+def unit(x):
+    return x / np.linalg.norm(x)
+
+
+def set_random_state(c, body, rng, fixed):
+    """A random state (joints inside their limits); returns the moving joints' indices."""
+    moving = []
+    p.changeDynamics(body, -1, linearDamping=0, angularDamping=0, physicsClientId=c)
+    for j in range(p.getNumJoints(body, physicsClientId=c)):
+        info = p.getJointInfo(body, j, physicsClientId=c)
+        p.changeDynamics(body, j, linearDamping=0, angularDamping=0, jointDamping=0, physicsClientId=c)
+        if info[2] == p.JOINT_SPHERICAL:
+            p.setJointMotorControlMultiDof(body, j, p.POSITION_CONTROL, targetPosition=[0, 0, 0, 1], positionGain=0,
+                                           velocityGain=0, force=[0, 0, 0], physicsClientId=c)
+            p.resetJointStateMultiDof(body, j, list(unit(rng.normal(size=4))), list(rng.normal(size=3)),
+                                      physicsClientId=c)
+        elif info[2] in (p.JOINT_REVOLUTE, p.JOINT_PRISMATIC):
+            p.setJointMotorControl2(body, j, p.VELOCITY_CONTROL, force=0, physicsClientId=c)
+            lower, upper = (info[8], info[9]) if info[8] < info[9] else (-3.0, 3.0)
+            p.resetJointState(body, j, rng.uniform(lower, upper) * 0.9, rng.normal(), physicsClientId=c)
+        else:
+            continue
+        moving.append(j)
+    if not fixed:
+        p.resetBasePositionAndOrientation(body, list(rng.normal(size=3)), list(unit(rng.normal(size=4))),
+                                          physicsClientId=c)
+        p.resetBaseVelocity(body, list(rng.normal(size=3)), list(rng.normal(size=3)), physicsClientId=c)
+    return moving
+
+
+def multi_dof_state(c, body, moving):
+    """Positions and velocities as PDControllerStableMultiDof.computePD builds them."""
+    position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=c)
+    linear, angular = p.getBaseVelocity(body, physicsClientId=c)
+    q1, u = list(position) + list(orientation), list(linear) + list(angular) + [0]
+    for state in p.getJointStatesMultiDof(body, moving, physicsClientId=c):
+        q1 += list(state[0])
+        u += list(state[1]) + ([0] if len(state[0]) == 4 else [])
+    return q1, np.array(u)
+
+
+def kinetic_energy(c, body):
+    """Σ ½ m |v_c|² + ½ ωᵀ R I Rᵀ ω over the base and every link, from pybullet's own velocities."""
+    def part(mass, inertia, orientation, v, w):
+        R = np.array(p.getMatrixFromQuaternion(orientation)).reshape(3, 3)
+        return 0.5 * mass * np.dot(v, v) + 0.5 * np.asarray(w) @ R @ np.diag(inertia) @ R.T @ np.asarray(w)
+    info = p.getDynamicsInfo(body, -1, physicsClientId=c)
+    energy = part(info[0], info[2], p.getBasePositionAndOrientation(body, physicsClientId=c)[1],
+                  *p.getBaseVelocity(body, physicsClientId=c))
+    for j in range(p.getNumJoints(body, physicsClientId=c)):
+        state = p.getLinkState(body, j, computeLinkVelocity=1, physicsClientId=c)
+        info = p.getDynamicsInfo(body, j, physicsClientId=c)
+        energy += part(info[0], info[2], state[1], state[6], state[7])
+    return energy
+
+
+BODIES = [("humanoid/humanoid.urdf", False), ("humanoid/humanoid.urdf", True), ("laikago/laikago_toes.urdf", False),
+          ("random", False), ("random", True)]
+
+
+@pytest.mark.parametrize("path,fixed", BODIES)
+def test_multi_dof_mass_matrix_is_the_kinetic_energy_of_pybullets_link_velocities(client, tmp_path, path, fixed):
+    rng = np.random.default_rng(11)
+    body = load(client, path, fixed, tmp_path, rng)
+    for _ in range(3):
+        moving = set_random_state(client, body, rng, fixed)
+        q1, u = multi_dof_state(client, body, moving)
+        M = np.array(dpb.calculateMassMatrix(body, q1, flags=1, physicsClientId=client))
+        assert M.shape == (len(u), len(u)) and np.allclose(M, M.T, rtol=0, atol=1e-12 * np.abs(M).max())
+        energy = kinetic_energy(client, body)
+        assert abs(0.5 * u @ M @ u - energy) <= 1e-9 * energy
+
+
+OPEN = pytest.mark.xfail(strict=True, reason="open (#31): on random trees whose spherical joints have turned joint "
+                         "and inertial frames, pybullet's step and our inverse dynamics disagree (0.1-1 relative) while "
+                         "the kinetic energy agrees to 1e-15 and pybullet's quaternion follows u in the child frame; "
+                         "ours agrees with pinocchio on the same model (4e-14): which side is wrong is not settled")
+
+
+@pytest.mark.parametrize("path,fixed", BODIES[:3] + [pytest.param("random", False, marks=OPEN),
+                                                     pytest.param("random", True, marks=OPEN),
+                                                     ("random-one-dof", False), ("random-one-dof", True)])
+def test_multi_dof_inverse_dynamics_explains_pybullets_step(client, tmp_path, path, fixed):
+    """pybullet's step is u⁺ = u + h u̇ with u̇ its forward dynamics (no damping, motors off,
+    inside the limits, no contact): our ID at that u̇ must be zero torque, gravity on."""
+    rng = np.random.default_rng(12)
+    body = load(client, "random", fixed, tmp_path, rng, spherical=False) if path == "random-one-dof" else \
+        load(client, path, fixed, tmp_path, rng)
+    p.setGravity(0.3, -0.5, -9.81, physicsClientId=client)
+    h = 1e-4
+    p.setTimeStep(h, physicsClientId=client)
+    moving = set_random_state(client, body, rng, fixed)
+    q1, u = multi_dof_state(client, body, moving)
+    p.stepSimulation(physicsClientId=client)
+    du = (multi_dof_state(client, body, moving)[1] - u) / h
+    tau = np.array(dpb.calculateInverseDynamics(body, q1, list(u), list(du), flags=1, physicsClientId=client))
+    M = np.array(dpb.calculateMassMatrix(body, q1, flags=1, physicsClientId=client))
+    assert np.abs(tau).max() <= 1e-9 * np.abs(M @ du).max()
+    # forward dynamics inverts it; the Coriolis matrix holds C u = bias − gravity and Ṁ − 2C skew
+    back = dpb.calculateForwardDynamics(body, q1, list(u), list(tau), flags=1, physicsClientId=client)
+    assert np.abs(np.array(back) - du).max() <= 1e-8 * np.abs(du).max()
+    C = np.array(dpb.calculateCoriolisMatrix(body, q1, list(u), flags=1, physicsClientId=client))
+    bias = np.array(dpb.calculateBiasForces(body, q1, list(u), flags=1, physicsClientId=client))
+    gravity = np.array(dpb.calculateGravity(body, q1, flags=1, physicsClientId=client))
+    assert np.abs(C @ u - (bias - gravity)).max() <= 1e-9 * max(1.0, np.abs(bias).max())
+
+
+def test_multi_dof_layout_refuses_what_it_cannot_read(client):
+    body = load(client, "humanoid/humanoid.urdf", False)
+    q1, u = multi_dof_state(client, body, set_random_state(client, body, np.random.default_rng(0), False))
+    with pytest.raises(dp.InputError, match=r"robot 'dumpUrdf'.*must have length 43"):
+        dpb.calculateMassMatrix(body, q1[:-1], flags=1, physicsClientId=client)
+    bad = list(q1)
+    bad[7:11] = [0.0, 0.0, 0.0, 2.0]
+    with pytest.raises(dp.InputError, match=r"spherical joint 'chest', must be a unit quaternion"):
+        dpb.calculateMassMatrix(body, bad, flags=1, physicsClientId=client)
+    padded = list(u)
+    padded[6] = 1.0
+    with pytest.raises(dp.InputError, match=r"objVelocities\[6\] is a padding entry"):
+        dpb.calculateInverseDynamics(body, q1, padded, [0.0] * 43, flags=1, physicsClientId=client)
+    with pytest.raises(dp.InputError, match="flags must be 0 .* or 1"):
+        dpb.calculateMassMatrix(body, q1, flags=2, physicsClientId=client)
+
+
+def test_floating_mass_matrix_takes_the_positions_calculate_inverse_dynamics_takes(client):
+    """PDControllerStable passes 7 + n positions; pybullet's own then reads the base pose as joint angles."""
+    body = load(client, "laikago/laikago.urdf", False)
+    set_random_state(client, body, np.random.default_rng(1), False)
+    joints = [s[0] for s in p.getJointStates(body, range(12), physicsClientId=client)]
+    position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=client)
+    full = list(position) + list(orientation) + joints
+    ours = np.array(dpb.calculateMassMatrix(body, full, physicsClientId=client))
+    reference = np.array(p.calculateMassMatrix(body, joints, physicsClientId=client))
+    assert ours.shape == (18, 18) and np.abs(ours - reference).max() <= 1e-9 * np.abs(reference).max()
+    assert np.abs(np.array(p.calculateMassMatrix(body, full, physicsClientId=client)) - reference).max() > 1e-2
+
+
+def point_and_rotation(c, body, link, local):
+    if link < 0:
+        position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=c)
+    else:
+        position, orientation = p.getLinkState(body, link, computeForwardKinematics=1, physicsClientId=c)[:2]
+    R = np.array(p.getMatrixFromQuaternion(orientation)).reshape(3, 3)
+    return np.array(position) + R @ local, R
+
+
+def finite_difference_jacobian(c, body, link, local, joints, q, base, h=1e-6):
+    """Central differences of pybullet's own pose of the point (and of the link's rotation)
+    along each joint and, for a floating base (``base`` its (position, quaternion) of the
+    centre-of-mass frame), along u's base entries (angular then linear, in that frame)."""
+    def pose_at(qj, position, orientation):
+        for j, x in zip(joints, qj):
+            p.resetJointState(body, j, x, physicsClientId=c)
+        p.resetBasePositionAndOrientation(body, list(position), list(orientation), physicsClientId=c)
+        return point_and_rotation(c, body, link, local)
+
+    def column(plus, minus):
+        (xp, Rp), (xm, Rm) = plus, minus
+        W = (Rp @ Rm.T - Rm @ Rp.T) / (4 * h)
+        return np.concatenate([(xp - xm) / (2 * h), [W[2, 1], W[0, 2], W[1, 0]]])
+
+    columns = []
+    if base is not None:
+        R = Rotation.from_quat(base[1])
+        for k in range(6):
+            step = lambda s: (base[0], (R * Rotation.from_rotvec(s * np.eye(3)[k])).as_quat()) if k < 3 else \
+                (np.asarray(base[0]) + s * R.apply(np.eye(3)[k - 3]), base[1])       # noqa: E731
+            columns.append(column(pose_at(q, *step(h)), pose_at(q, *step(-h))))
+    fixed = p.getBasePositionAndOrientation(body, physicsClientId=c) if base is None else base
+    for k in range(len(q)):
+        e = h * np.eye(len(q))[k]
+        columns.append(column(pose_at(q + e, *fixed), pose_at(q - e, *fixed)))
+    return np.array(columns).T
+
+
+@pytest.mark.parametrize("path,fixed", [("kuka_iiwa/model.urdf", True), ("r2d2.urdf", False), ("random", True),
+                                        ("random", False)])
+def test_jacobian_equals_finite_differences(client, tmp_path, path, fixed):
+    rng = np.random.default_rng(13)
+    body = load(client, path, fixed, tmp_path, rng, **({"spherical": False} if path == "random" else {}))
+    joints = [j for j in range(p.getNumJoints(body, physicsClientId=client))
+              if p.getJointInfo(body, j, physicsClientId=client)[2] in (p.JOINT_REVOLUTE, p.JOINT_PRISMATIC)]
+    q = rng.uniform(-1.0, 1.0, len(joints))
+    zeros = [0.0] * len(joints)
+    worst, pybullet_worst = 0.0, 0.0
+    for link in range(-1, p.getNumJoints(body, physicsClientId=client)):
+        local = rng.normal(size=3) * 0.2
+        if fixed:
+            J = np.vstack(calculateJacobian(body, link, local, q, zeros, zeros, client))
+            theirs = np.vstack(p.calculateJacobian(body, link, list(local), list(q), zeros, zeros,
+                                                   physicsClientId=client))
+            pybullet_worst = max(pybullet_worst, np.abs(theirs - finite_difference_jacobian(
+                client, body, link, local, joints, q, None)).max())
+            reference = finite_difference_jacobian(client, body, link, local, joints, q, None)
+            worst = max(worst, np.abs(J - reference).max() / max(1.0, np.abs(reference).max()))
+        for base in ([(0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0)],
+                     [tuple(rng.normal(size=3)), tuple(unit(rng.normal(size=4)))]) if not fixed else ():
+            positions = q if base[0] == (0.0, 0.0, 0.0) else list(base[0]) + list(base[1]) + list(q)
+            J = np.vstack(calculateJacobian(body, link, local, positions, zeros, zeros, client))
+            reference = finite_difference_jacobian(client, body, link, local, joints, q, base)
+            worst = max(worst, np.abs(J - reference).max() / max(1.0, np.abs(reference).max()))
+    assert worst <= 1e-7
+    if fixed:     # pybullet's own, on a base turned in the world: documented off (pybullet_jacobian)
+        assert pybullet_worst > 1e-2
+
+
+def test_jacobian_refuses_what_pybullet_refuses(client):
+    body = load(client, "humanoid/humanoid.urdf", True)
+    with pytest.raises(dp.InputError, match="has spherical joints"):
+        calculateJacobian(body, 1, [0, 0, 0], [0.0] * 4, [0.0] * 4, [0.0] * 4, client)
+    kuka = load(client, "kuka_iiwa/model.urdf", True)
+    with pytest.raises(dp.InputError, match=r"linkIndex must be an integer from -1 .* to 6"):
+        calculateJacobian(kuka, 7, [0, 0, 0], [0.0] * 7, [0.0] * 7, [0.0] * 7, client)
+    with pytest.raises(dp.InputError, match="localPosition must be 3 finite numbers"):
+        calculateJacobian(kuka, 2, [0, 0], [0.0] * 7, [0.0] * 7, [0.0] * 7, client)
+    with pytest.raises(dp.InputError, match="objVelocities must have length 7"):
+        calculateJacobian(kuka, 2, [0, 0, 0], [0.0] * 7, [0.0] * 6, [0.0] * 7, client)
