@@ -106,12 +106,10 @@ def _multi_dof_state(bd: BodyDynamics, objPositions, objVelocities) -> tuple:
     return layout, q, v, A
 
 
-def _fixed_base_only(bd: BodyDynamics, what: str) -> None:
+def _fixed_base_only(bd: BodyDynamics, what: str, hint: str = "it takes fixed-base bodies only") -> None:
     if bd.base is not None:
         raise InputError(f"{what}: {bd.label} has a floating base (loaded without useFixedBase, base mass "
-                         f"{bd.model.base_mass:g} kg); pybullet's flags=0 coordinates of a floating base (angular "
-                         "before linear velocity, classical accelerations) have none: call with flags=1 (pybullet's "
-                         "multi-DOF layout, dyn_plugin.pybullet_layout)")
+                         f"{bd.model.base_mass:g} kg); {hint}")
 
 
 # -- the drop-in functions (pybullet's names and signatures) ---------------------------------
@@ -212,7 +210,9 @@ def calculateCoriolisMatrix(bodyUniqueId, objPositions, objVelocities, physicsCl
         C = A.T @ (be.coriolis_matrix(q, v)[0] @ A + be.mass_matrix(q)[0] @ layout.velocity_map_rate(q, v))
         return tuple(tuple(float(x) for x in row) for row in C)
     bd.one_dof_only("calculateCoriolisMatrix")
-    _fixed_base_only(bd, "calculateCoriolisMatrix")
+    _fixed_base_only(bd, "calculateCoriolisMatrix", "pybullet's flags=0 coordinates of a floating base (angular before "
+                     "linear velocity, classical accelerations) have no Christoffel C: call with flags=1 (pybullet's "
+                     "multi-DOF layout, dyn_plugin.pybullet_layout)")
     return _matrix(bd, be.coriolis_matrix(bd.to_model(objPositions, "objPositions"),
                                           bd.to_model(objVelocities, "objVelocities")))
 
@@ -340,6 +340,7 @@ class DynamicsStepper:
         self._p = p
         self.dynamics = bd = body_dynamics(body, physicsClientId)
         _fixed_base_only(bd, "DynamicsStepper")
+        bd.one_dof_only("DynamicsStepper")
         options.setdefault("gravity", gravity_in_base(p, bd))
         options.update(_friction_options(bd.model, backend, friction, profile))
         self.backend = get_backend(backend, bd.model, **options)
@@ -461,6 +462,7 @@ class FrictionInjector:
         self._p = p
         self.dynamics = bd = body_dynamics(body, physicsClientId)
         _fixed_base_only(bd, "FrictionInjector")
+        bd.one_dof_only("FrictionInjector")
         self.backend = get_backend("newton_euler_friction", bd.model, gravity=gravity_in_base(p, bd),
                                    **_friction_options(bd.model, "newton_euler_friction", friction, profile))
         self.friction = self.backend.friction
