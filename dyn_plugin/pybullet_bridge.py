@@ -45,7 +45,14 @@ moment on the base at its centre of mass in its inertial frame, joint torques];
 calculateInverseDynamics' coordinates (zero acceleration is u̇ = 0).  Gravity is the
 client's, in the world.  Where pybullet's own calculateInverseDynamics differs — gravity
 on a base turned about more than one axis, which pybullet rotates wrongly — ours is the
-physics.  ``calculateCoriolisMatrix``, :class:`DynamicsStepper` and
+physics.  Two more places where pybullet's own step is not the physics of its description,
+measured in tests/test_pybullet_drop_in.py: a joint axis written with a length other than 1
+(URDF means its direction; pybullet's poses and calculateInverseDynamics take it so, ours
+too, but its link velocities and its step scale with the length: a pendulum on axis
+"0 0 2" falls at half the physical rate), and a link whose inertia pybullet zeroed for
+breaking the triangle inequality ("Bad inertia tensor properties") on a spherical joint:
+the mass matrix is then singular, pybullet's step answers anyway, ours refuses the forward
+dynamics (ModelError).  ``calculateCoriolisMatrix``, :class:`DynamicsStepper` and
 :class:`FrictionInjector` take fixed-base bodies only.
 
 The backend is ``newton_euler`` unless ``backend=`` names another registered one

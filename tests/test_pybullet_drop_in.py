@@ -3,6 +3,8 @@ physical oracles from pybullet's own kinematics: the kinetic energy of its link 
 (getLinkState with computeLinkVelocity), its semi-implicit Euler step (u⁺ = u + h u̇, which
 our inverse dynamics must explain with zero torque) and finite differences of its link poses."""
 
+import re
+
 import numpy as np
 import pybullet_data
 import pytest
@@ -12,38 +14,10 @@ import dyn_plugin as dp
 from dyn_plugin import pybullet_bridge as dpb
 from dyn_plugin.backends.pybullet_backend import c_level_output_silenced, import_pybullet
 from dyn_plugin.pybullet_jacobian import calculateJacobian
+from urdf_factory import random_tree_urdf
 
 p = import_pybullet()
 DATA = pybullet_data.getDataPath()
-
-
-def random_tree_urdf(rng, links=6, spherical=True) -> str:
-    """A random tree of spherical (if asked), revolute, prismatic, continuous and fixed joints,
-    every joint origin and inertial frame turned, inertias full (not diagonal)."""
-    kinds = ["revolute", "prismatic", "continuous", "fixed"] + ["spherical"] * (2 if spherical else 0)
-    text = ['<robot name="tree">']
-
-    def link(name):
-        A = rng.normal(size=(3, 3))
-        inertia = A @ A.T + 0.05 * np.eye(3)
-        xyz, rpy = rng.normal(size=3) * 0.1, rng.uniform(-np.pi, np.pi, 3)
-        return (f'<link name="{name}"><inertial><origin xyz="{" ".join(map(str, xyz))}" '
-                f'rpy="{" ".join(map(str, rpy))}"/><mass value="{rng.uniform(0.5, 2.0)}"/>'
-                f'<inertia ixx="{inertia[0, 0]}" iyy="{inertia[1, 1]}" izz="{inertia[2, 2]}" ixy="{inertia[0, 1]}" '
-                f'ixz="{inertia[0, 2]}" iyz="{inertia[1, 2]}"/></inertial></link>')
-
-    text.append(link("l0"))
-    for i in range(1, links + 1):
-        kind = kinds[rng.integers(len(kinds))]
-        axis = rng.normal(size=3)
-        axis /= np.linalg.norm(axis)
-        limit = '<limit lower="-3" upper="3" effort="10" velocity="10"/>' if kind in ("revolute", "prismatic") else ""
-        text += [link(f"l{i}"),
-                 f'<joint name="j{i}" type="{kind}"><parent link="l{rng.integers(i)}"/><child link="l{i}"/>'
-                 f'<origin xyz="{" ".join(map(str, rng.normal(size=3) * 0.3))}" '
-                 f'rpy="{" ".join(map(str, rng.uniform(-np.pi, np.pi, 3)))}"/>'
-                 f'<axis xyz="{" ".join(map(str, axis))}"/>{limit}</joint>']
-    return "\n".join(text + ["</robot>"])
 
 
 @pytest.fixture
@@ -54,14 +28,30 @@ def client():
     p.disconnect(physicsClientId=c)
 
 
+def unit_axes(text: str) -> str:
+    """The URDF with every joint axis scaled to unit length: pybullet keeps a non-unit axis as
+    written and its link velocities and its step then scale with it (see
+    test_a_non_unit_axis_turns_pybullets_step_and_link_velocities_not_ours)."""
+    def unit(match):
+        axis = np.array(match.group(1).split(), dtype=float)
+        return '<axis xyz="{} {} {}"/>'.format(*(axis / np.linalg.norm(axis)))
+    return re.sub(r'<axis xyz="([^"]*)"\s*/>', unit, text)
+
+
 def load(c, path, fixed, tmp_path=None, rng=None, **kw):
+    """Load a file of pybullet_data, or ``"random"``: a tree of tests/urdf_factory.py (with
+    spherical joints unless ``spherical=False``; axes made unit: :func:`unit_axes`).  Its
+    elements are written in a shuffled order, which pybullet's URDF_MAINTAIN_LINK_ORDER
+    cannot take (pybullet 3.2.7 crashes: segmentation fault), so random trees load without it."""
+    order = p.URDF_MAINTAIN_LINK_ORDER
     if path == "random":
         file = tmp_path / f"tree{rng.integers(1 << 30)}.urdf"
-        file.write_text(random_tree_urdf(rng, spherical=kw.pop("spherical", True)))
-        path = str(file)
+        multi_dof = ("spherical",) if kw.pop("spherical", True) else ()
+        file.write_text(unit_axes(random_tree_urdf(rng, 6, multi_dof=multi_dof, name="tree")))
+        path, order = str(file), 0
     with c_level_output_silenced():
         return p.loadURDF(path, [0.1, 0.2, 1.0], [0.1, 0.3, -0.2, 0.9], useFixedBase=fixed,
-                          flags=p.URDF_MAINTAIN_LINK_ORDER | p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=c, **kw)
+                          flags=order | p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=c, **kw)
 
 
 def unit(x):
@@ -137,18 +127,12 @@ def test_multi_dof_mass_matrix_is_the_kinetic_energy_of_pybullets_link_velocitie
         assert abs(0.5 * u @ M @ u - energy) <= 1e-9 * energy
 
 
-OPEN = pytest.mark.xfail(strict=True, reason="open (#31): on random trees whose spherical joints have turned joint "
-                         "and inertial frames, pybullet's step and our inverse dynamics disagree (0.1-1 relative) while "
-                         "the kinetic energy agrees to 1e-15 and pybullet's quaternion follows u in the child frame; "
-                         "ours agrees with pinocchio on the same model (4e-14): which side is wrong is not settled")
-
-
-@pytest.mark.parametrize("path,fixed", BODIES[:3] + [pytest.param("random", False, marks=OPEN),
-                                                     pytest.param("random", True, marks=OPEN),
-                                                     ("random-one-dof", False), ("random-one-dof", True)])
+@pytest.mark.parametrize("path,fixed", BODIES + [("random-one-dof", False), ("random-one-dof", True)])
 def test_multi_dof_inverse_dynamics_explains_pybullets_step(client, tmp_path, path, fixed):
     """pybullet's step is u⁺ = u + h u̇ with u̇ its forward dynamics (no damping, motors off,
-    inside the limits, no contact): our ID at that u̇ must be zero torque, gravity on."""
+    inside the limits, no contact): our ID at that u̇ must be zero torque, gravity on.  The
+    random trees have spherical joints under turned joint and inertial frames, full inertias
+    and physically valid ones (pybullet zeroes the others: see the test below)."""
     rng = np.random.default_rng(12)
     body = load(client, "random", fixed, tmp_path, rng, spherical=False) if path == "random-one-dof" else \
         load(client, path, fixed, tmp_path, rng)
@@ -169,6 +153,81 @@ def test_multi_dof_inverse_dynamics_explains_pybullets_step(client, tmp_path, pa
     bias = np.array(dpb.calculateBiasForces(body, q1, list(u), flags=1, physicsClientId=client))
     gravity = np.array(dpb.calculateGravity(body, q1, flags=1, physicsClientId=client))
     assert np.abs(C @ u - (bias - gravity)).max() <= 1e-9 * max(1.0, np.abs(bias).max())
+
+
+BALL_WITH_BAD_INERTIA = """<robot name="ball"><link name="base"/>
+<link name="bob"><inertial><origin xyz="0.2 -0.1 0.15" rpy="0.9 0.3 -0.5"/><mass value="1.3"/>
+<inertia ixx="0.1" iyy="0.2" izz="0.31" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<joint name="ball" type="spherical"><parent link="base"/><child link="bob"/><origin xyz="0.1 0.2 0.3" rpy="0.4 -0.7 1.1"/>
+</joint></robot>"""
+
+
+def test_a_zeroed_inertia_on_a_ball_joint_is_refused_where_pybullet_steps_on(client, tmp_path):
+    """An inertia that breaks the triangle inequality (0.1 + 0.2 < 0.31) is zeroed by pybullet
+    ("Bad inertia tensor properties"; getDynamicsInfo reads 0).  The bob is then a point mass
+    on a ball joint: nothing resists a spin about the line from the pivot to it (its kinetic
+    energy is 0), the mass matrix is singular there and the acceleration is undefined.  Ours
+    says so (ModelError); pybullet's step answers anyway, with an acceleration that breaks
+    Newton's law even in the determined directions (measured 1.6 relative; this was the open
+    disagreement of #31: the random trees then drew such inertias)."""
+    file = tmp_path / "ball.urdf"
+    file.write_text(BALL_WITH_BAD_INERTIA)
+    body = load(client, str(file), True)
+    assert p.getDynamicsInfo(body, 0, physicsClientId=client)[2] == (0.0, 0.0, 0.0)
+    p.setGravity(0.3, -0.5, -9.81, physicsClientId=client)
+    p.setTimeStep(1e-5, physicsClientId=client)
+    moving = set_random_state(client, body, np.random.default_rng(0), True)
+    q1, u = multi_dof_state(client, body, moving)
+    M = np.array(dpb.calculateMassMatrix(body, q1, flags=1, physicsClientId=client))
+    eigenvalues, vectors = np.linalg.eigh(M[7:10, 7:10])
+    assert eigenvalues[0] <= 1e-14 * eigenvalues[-1]
+    with pytest.raises(dp.ModelError, match="robot 'ball'.*mass matrix is singular"):
+        dpb.calculateForwardDynamics(body, q1, list(u), [0.0] * len(u), flags=1, physicsClientId=client)
+    p.stepSimulation(physicsClientId=client)
+    du = (multi_dof_state(client, body, moving)[1] - u) / 1e-5
+    tau = np.array(dpb.calculateInverseDynamics(body, q1, list(u), list(du), flags=1, physicsClientId=client))
+    determined = vectors[:, 1:].T @ tau[7:10]            # the equations M u̇ = f that do fix u̇
+    assert np.abs(determined).max() > 0.1 * np.abs(M @ du).max()
+
+
+PENDULUM_WITH_LONG_AXIS = """<robot name="pendulum"><link name="base"/>
+<link name="arm"><inertial><origin xyz="0.3 0 0"/><mass value="1.3"/>
+<inertia ixx="0.02" iyy="0.02" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<joint name="hinge" type="continuous"><parent link="base"/><child link="arm"/><axis xyz="0 0 2"/></joint></robot>"""
+
+
+def test_a_non_unit_axis_turns_pybullets_step_and_link_velocities_not_ours(client, tmp_path):
+    """URDF leaves an axis's length unsaid and turns the link by q about its direction.
+    pybullet keeps "0 0 2" as written: its poses turn by q (about the unit axis) and its
+    calculateInverseDynamics normalizes it, but its link velocities (getLinkState) report
+    2 q̇ and its step uses the long axis, so the pendulum released at rest accelerates at
+    half the physical rate.  Ours is the physics (closed form: q̈ = −m g r / (I_zz + m r²);
+    the Jacobian's angular column is the unit axis, the rate at which the pose turns)."""
+    file = tmp_path / "pendulum.urdf"
+    file.write_text(PENDULUM_WITH_LONG_AXIS)
+    with c_level_output_silenced():
+        body = p.loadURDF(str(file), useFixedBase=True, flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client)
+    p.changeDynamics(body, 0, linearDamping=0, angularDamping=0, jointDamping=0, physicsClientId=client)
+    p.setJointMotorControl2(body, 0, p.VELOCITY_CONTROL, force=0, physicsClientId=client)
+    p.setGravity(0.0, -9.81, 0.0, physicsClientId=client)
+    physical = -1.3 * 9.81 * 0.3 / (0.02 + 1.3 * 0.3 ** 2)
+    ours = dpb.calculateForwardDynamics(body, [0.0], [0.0], [0.0], physicsClientId=client)[0]
+    assert abs(ours - physical) <= 1e-12 * abs(physical)
+    h = 1e-4
+    p.setTimeStep(h, physicsClientId=client)
+    p.stepSimulation(physicsClientId=client)
+    assert abs(p.getJointState(body, 0, physicsClientId=client)[1] / h / physical - 0.5) <= 1e-9
+    p.resetJointState(body, 0, 0.4, 1.0, physicsClientId=client)
+    spin = p.getLinkState(body, 0, computeLinkVelocity=1, physicsClientId=client)[7][2]
+    turn = [p.getEulerFromQuaternion(point_and_rotation_at(client, body, 0.4 + e)[1])[2] for e in (1e-6, -1e-6)]
+    assert abs((turn[0] - turn[1]) / 2e-6 - 1.0) <= 1e-7 and abs(spin - 2.0) <= 1e-12
+    angular = np.array(calculateJacobian(body, 0, [0.0, 0.0, 0.0], [0.4], [0.0], [0.0], client)[1])
+    assert np.abs(angular[:, 0] - [0.0, 0.0, 1.0]).max() <= 1e-15
+
+
+def point_and_rotation_at(c, body, angle):
+    p.resetJointState(body, 0, angle, physicsClientId=c)
+    return p.getLinkState(body, 0, computeForwardKinematics=1, physicsClientId=c)[:2]
 
 
 def test_multi_dof_layout_refuses_what_it_cannot_read(client):
