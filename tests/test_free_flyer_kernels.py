@@ -16,7 +16,9 @@ pin = pytest.importorskip("pinocchio")
 import dyn_plugin as dp  # noqa: E402
 from dyn_plugin import floating  # noqa: E402
 from dyn_plugin.compiled import NO_SINGLE_STATE_PATH, free_flyer  # noqa: E402
+from dyn_plugin.compiled.layout import MASS  # noqa: E402
 from dyn_plugin.errors import InputError, NumericalError  # noqa: E402
+from dyn_plugin.kinematics import PRISMATIC  # noqa: E402
 from dyn_plugin.loops import PARALLEL_FROM  # noqa: E402
 from dyn_plugin.sampling import random_states  # noqa: E402
 from test_floating_base import floating_tree  # noqa: E402
@@ -133,6 +135,32 @@ def test_bad_shapes_nan_and_overflow_take_the_validating_path():
     with pytest.raises(NumericalError):
         be.bias_forces(t.q[0], v)
     assert np.all(np.isfinite(be.inverse_dynamics(list(t.q[0]), list(t.v[0]), list(t.a[0]))))   # lists: Backend's path
+
+
+def test_mass_matrix_batches_check_states_and_result_as_they_go():
+    """The batch M kernel checks q and M itself (no pass over the arrays after): a NaN in
+    the base position (never read by M) is named by the validating path, a result that
+    overflows (here a model of masses 1e308) gives a NaN check, and a prismatic joint far
+    out (1e200 m: beyond the lanes' sine range, the per-state kernel) a NumericalError."""
+    t = floating_tree("tree7-prismatic")
+    be = dp.get_backend("newton_euler", t.model)
+    batch = np.repeat(t.q[:1], PARALLEL_FROM + 1, axis=0)
+    M, fine = be._kernels.mass_matrix(batch)
+    assert fine
+    assert_close(M, np.repeat(t.ref["M"][:1], len(batch), axis=0), "M batch vs pinocchio")
+    batch[7, 1] = np.nan
+    assert not be._kernels.mass_matrix(batch)[1]
+    with pytest.raises(InputError, match="finite"):
+        be.mass_matrix(batch)
+    heavy = be._kernels.packed.copy()
+    heavy[:-1, MASS] = 1e308                              # their sum overflows
+    check = np.empty(1)
+    free_flyer.mass_matrix_batch[0](heavy, t.q, np.empty((len(t.q), t.model.nv, t.model.nv)), check)
+    assert np.isnan(check[0])
+    prismatic = 6 + t.model.joint_types.index(PRISMATIC)
+    batch[7, 1], batch[3, prismatic + 1] = 0.0, 1e200
+    with pytest.raises(NumericalError, match="overflowed"):
+        be.mass_matrix(batch)
 
 
 def test_chain_without_kernels_keeps_the_numpy_map():

@@ -6,7 +6,9 @@ to the first on the same states (CONTRIBUTING, "One statement of each recursion"
   states at once) against the per-state kernels (``_inverse_dynamics_rows``,
   ``_forward_dynamics_rows``, ``_mass_matrix_rows``) on the same packed model and states:
   τ and each of its terms (bias, gravity, velocity, inertia alone), q̈ and M agree to
-  1e-13 relative (the same equations, the sums formed in another order);
+  1e-13 relative (the same equations, the sums formed in another order); and the mass
+  matrix's floating form (the free-flyer chain's six joints in closed form, states read
+  from the floating q) against the per-state kernel on the chain configuration;
 * the hand-differentiated tangent of ``compiled/derivatives.py`` against the per-state
   Newton-Euler kernel ``_rnea_state`` itself run on dual numbers (``compiled/traced.py``):
   ∂τ/∂q and ∂τ/∂q̇ agree to 1e-12 relative.
@@ -25,7 +27,9 @@ import numpy as np
 import pytest
 
 import dyn_plugin as dp
-from dyn_plugin.compiled import articulated_body, composite_rigid_body, derivatives, newton_euler
+from dyn_plugin import floating
+from dyn_plugin.compiled import articulated_body, composite_rigid_body, derivatives, free_flyer, newton_euler
+from dyn_plugin.compiled.lanes import EXACT_RANGE
 from dyn_plugin.compiled.layout import pack_model
 from dyn_plugin.compiled.scratch import ROWS
 from dyn_plugin.compiled.traced import python_form
@@ -75,6 +79,29 @@ def test_lanes_forms_equal_the_per_state_kernels(index):
     composite_rigid_body._mass_matrix_rows(P, q, H_state)
     assert _relative(H_lanes, H_state) <= 1e-13
     assert np.allclose(np.einsum("kij,kj->ki", H_state, x), tau, rtol=0, atol=1e-9 * max(1, np.abs(tau).max()))
+
+
+FLOATING = [(404, 6, dict(branched=True, prismatic=True)), (405, 4, dict(branched=False, prismatic=False))]
+
+
+@pytest.mark.parametrize("seed, n, options", FLOATING)
+def test_floating_mass_matrix_equals_the_per_state_kernel(seed, n, options):
+    """M of a floating robot by the lanes form with the free-flyer's six joints in closed
+    form (composite_rigid_body.mass_matrix_lanes with ``floating``, through
+    free_flyer.mass_matrix_batch) against the per-state kernel on the free-flyer chain's
+    configurations, 1e-13; 45 states, two blocks of lanes and a partial one, the last
+    block with an angle beyond the lanes' sine range (the per-state kernel inside)."""
+    model = dp.load_urdf_string(random_tree_urdf(seed, n, **options), floating_base=True)
+    P = pack_model(floating.free_flyer_chain(model), np.concatenate([np.zeros(6), np.linspace(0.05, 0.3, n)]))
+    rng = np.random.default_rng(seed)
+    q = np.concatenate([floating.random_base_states(rng, 45, 1.0, 1.0)[0], rng.uniform(-np.pi, np.pi, (45, n))], 1)
+    q[-2, -1] = 2.0 * EXACT_RANGE
+    H_lanes, H_state, check = np.empty((45, n + 6, n + 6)), np.empty((45, n + 6, n + 6)), np.empty(1)
+    free_flyer.mass_matrix_batch[0](P, q, H_lanes, check)
+    composite_rigid_body._mass_matrix_rows(P, floating.chain_configuration(q), H_state)
+    assert check[0] == 0.0
+    assert _relative(H_lanes, H_state) <= 1e-13
+    assert not np.array_equal(H_lanes[:32], H_state[:32])     # two computations (see test_the_lanes_forms_ran)
 
 
 def test_the_lanes_forms_ran():

@@ -206,11 +206,24 @@ class FloatingBaseBackend(Backend):
         return self._chain_method("inverse_dynamics")(floating.chain_configuration(q), qd, self._shifted(qdd, d))
 
     def _batch_mass_matrix(self, q):
-        if self._kernels is None:
-            q = floating.unit_quaternions(q)
-        elif not self._kernels.offsets(q, q, velocity=False, gravity=False)[1]:   # v unread: the quaternions' check
+        if self._kernels is not None:
+            return self._checked_mass_matrix(q)[0]
+        return self._chain_method("mass_matrix")(floating.chain_configuration(floating.unit_quaternions(q)))
+
+    def _checked_mass_matrix(self, q):
+        """``(M, fine)`` by the kernels, which check q and M as they compute them (Backend._run's
+        checking form: no pass over the arrays before and after); a quaternion that is not
+        unit is named here, anything else not finite by Backend._run."""
+        M, fine = self._kernels.mass_matrix(q)
+        if not fine:
             floating.unit_quaternions(q)
-        return self._chain_method("mass_matrix")(floating.chain_configuration(q))
+        return M, fine
+
+    def _checking_batch(self, method):
+        if self._kernels is not None and getattr(method, "__func__", None) is FloatingBaseBackend._batch_mass_matrix \
+                and getattr(method, "__self__", None) is self:
+            return self._checked_mass_matrix
+        return None
 
     def _batch_gravity_torques(self, q):
         zero = np.zeros((len(q), self.model.nv))

@@ -35,6 +35,7 @@ _stamp_the_cache()                   # before any kernel below is decorated (see
 
 from . import (articulated_body, cholesky, composite_rigid_body, derivatives, entry_points, free_flyer,  # noqa: E402
                newton_euler)
+from .lane_blocks import BLOCK  # noqa: E402
 from .layout import pack_model  # noqa: E402
 
 __all__ = ["CompiledDynamics", "FreeFlyerKernels", "NO_SINGLE_STATE_PATH", "SingleStateKernels",
@@ -225,6 +226,17 @@ class FreeFlyerKernels:
         d = np.empty((len(q), free_flyer.BASE_V))
         for_size(free_flyer.offsets_batch, len(q))(self.packed, q, v, bool(velocity), bool(gravity), d)
         return d, not np.isnan(d[:, 0].sum())
+
+    def mass_matrix(self, q):
+        """``(M, fine)``: M (N, nv, nv) of configurations q (N, nq) (shape-validated) by the
+        composite-rigid-body lanes form, the free-flyer's six joints in closed form
+        (:func:`.free_flyer.mass_matrix_batch`); ``fine`` False when an entry of q or M is not
+        finite or a quaternion is not unit within the tolerance (the caller names it)."""
+        (q,) = contiguous(q)
+        H = np.empty((len(q), q.shape[1] - 1, q.shape[1] - 1))
+        check = np.empty((len(q) + BLOCK - 1) // BLOCK)
+        for_size(free_flyer.mass_matrix_batch, len(q))(self.packed, q, H, check)
+        return H, check.sum() == 0.0
 
     def base_columns(self, q, v, M, dq, dv) -> None:
         """The chain's ∂τ/∂q, ∂τ/∂v (N, nv, nv) at the chain states made the floating robot's,

@@ -20,6 +20,18 @@ per link and ancestor are inlined (numba IR): a call passes each array as a stru
 counts references to it, and pass 3 made ~45 such calls per block of the PUMA-560 (195 ->
 135 ns per state on one core once inlined; _through_joint's is then the driver's one lane
 loop).  The two forms agree to rounding (``tests/test_statements.py``).
+
+A floating robot's free-flyer chain (:func:`dyn_plugin.floating.free_flyer_chain`: six
+massless joints at zero, three prismatic then three revolute along the base axes, the
+base's inertia on link FREE_FLYER_BASE = 5) runs the same lanes form with ``floating``: its
+six joints are not recursed over.  Their frames are the base frame at the base origin, so
+the base block of M is the composite inertia of the whole robot there (m, h, I_O in
+(linear, angular) order: [[m 1, −[h]×], [[h]×, I_O]], Featherstone 2008 §2.13), and a
+joint's base row is its F = I^c S carried into the base frame, (force, torque) (CRBA with
+a floating base, Featherstone 2008 ch. 9): pass 3 stops at the base link.  On the
+solo12's chain that is a fifth of the work of pass 3; the states are read from the
+floating q (N, n + 1) itself (link i ≥ 6 at column i + 1).  Held to the per-state kernel
+on the chain configuration (``tests/test_statements.py``).
 """
 
 from __future__ import annotations
@@ -28,8 +40,9 @@ import numba as nb
 import numpy as np
 
 from .jit import inline as _inline, jit as _jit, serial_and_parallel as _serial_and_parallel
-from .lane_blocks import (BLOCK, COMMON, LANES, _add_into, _block, _copy, _link_constants, _load3, _load_states,
-                          _placement, _rotate_sym, _rotations, _store3, _vec)
+from .lane_blocks import (BLOCK, COMMON, LANES, Q_ANGLE, _add_into, _block, _copy, _link_constants, _load3,
+                          _load_states, _placement, _rotate_sym, _rotations, _store3, _vec)
+from .lanes import EXACT_RANGE
 from .layout import ARMATURE, INERTIA, KIND, MASS, MOMENT, PARENT, Offsets
 from .scratch import P_ROW, R_ROW, _placements, _rotate_symmetric, _mirror, _scratch, algorithm_rows
 from .status import BAD_SHAPE, OK, _check, _finite_result, _one
@@ -218,41 +231,136 @@ def _pass_on(X, j, parent):
 
 
 @_inline
-def _store_entry(own, e, H, first, m_lanes, i, j):
-    """Quantity e of a link block into M_ij = M_ji of rows first.. of H (N, n, n)."""
+def _store_entry(own, e, H, first, m_lanes, i, j, C):
+    """Quantity e of a link block into M_ij = M_ji of rows first.. of H (N, n, n); C (LANES,)
+    gains each entry times 0 (NaN once one is not finite)."""
     for l in range(m_lanes):
-        H[first + l, i, j] = H[first + l, j, i] = own[l + e * LANES]
+        value = own[l + e * LANES]
+        H[first + l, i, j] = H[first + l, j, i] = value
+        C[l] += value * 0.0
+
+
+# -- the free-flyer chain's six joints in closed form (module docstring) ---------------------------
+
+FREE_FLYER_BASE = 5                 # a free-flyer chain's base link (dyn_plugin.floating.free_flyer_chain)
+
+
+@_inline
+def _store_base_row(own, H, first, m_lanes, i, C):
+    """Joint i's F in transit, now in the base frame at the base origin (force, torque),
+    into M_i,0:6 = M_0:6,i of rows first.. of H; C as _store_entry."""
+    for l in range(m_lanes):
+        for e in range(6):
+            value = own[l + (TRANSIT + e) * LANES]
+            H[first + l, i, e] = H[first + l, e, i] = value
+            C[l] += value * 0.0
 
 
 @_jit
-def mass_matrix_lanes(P, Q, H, start, stop, X):
-    """M of the states start..stop−1 (rows of Q (N, n)) into H (N, n, n), LANES at a time, in
-    the scratch X (n·CRBA_QUANTITIES·LANES entries).  Each F_i = I^c_i S_i is carried down
-    its path to the base joint by joint, M_iλ = S_λᵀ F at each ancestor λ, the links in
-    increasing order: F_i passes through its ancestors' TRANSIT quantities once theirs have
-    gone.  A block of lanes with an angle beyond lanes.EXACT_RANGE runs the per-state
-    kernel instead."""
+def _base_block(P, X, H, first, m_lanes, C):
+    """M_0:6,0:6 of rows first.. of H: the whole robot's composite inertia at the base origin
+    in the base frame (link FREE_FLYER_BASE's composite body m, h, I_O), [[m 1, −[h]×],
+    [[h]×, I_O]], with the six joints' armature on the diagonal; C as _store_entry."""
+    own = _block(X, FREE_FLYER_BASE, CRBA_QUANTITIES)
+    for l in range(m_lanes):
+        m = own[l + K_MASS * LANES]
+        hx, hy, hz = _load3(own, l, K_H)
+        s = (own[l + K_I * LANES], own[l + (K_I + 1) * LANES], own[l + (K_I + 2) * LANES],
+             own[l + (K_I + 3) * LANES], own[l + (K_I + 4) * LANES], own[l + (K_I + 5) * LANES])
+        B = H[first + l]
+        B[0, 0], B[1, 1], B[2, 2] = m + P[0, ARMATURE], m + P[1, ARMATURE], m + P[2, ARMATURE]
+        B[0, 1] = B[1, 0] = B[0, 2] = B[2, 0] = B[1, 2] = B[2, 1] = 0.0
+        B[3, 3], B[4, 4], B[5, 5] = s[0] + P[3, ARMATURE], s[2] + P[4, ARMATURE], s[5] + P[5, ARMATURE]
+        B[4, 3] = B[3, 4] = s[1]
+        B[5, 3] = B[3, 5] = s[3]
+        B[5, 4] = B[4, 5] = s[4]
+        B[0, 3], B[0, 4], B[0, 5] = 0.0, hz, -hy                 # −[h]×
+        B[1, 3], B[1, 4], B[1, 5] = -hz, 0.0, hx
+        B[2, 3], B[2, 4], B[2, 5] = hy, -hx, 0.0
+        for a in range(3):
+            for b in range(3):
+                B[3 + b, a] = B[a, 3 + b]
+        C[l] += (m + hx + hy + hz + s[0] + s[1] + s[2] + s[3] + s[4] + s[5]) * 0.0
+
+
+@_jit
+def _load_floating_angles(X, n, Q, first, m_lanes):
+    """Rows first.. of the floating q (N, n + 1) into Q_ANGLE of the link blocks: link i >
+    FREE_FLYER_BASE reads column i + 1, the base link 0; whether an angle lies beyond
+    lanes.EXACT_RANGE (or is not finite)."""
+    far = False
+    base = _block(X, FREE_FLYER_BASE, CRBA_QUANTITIES)
+    for l in range(m_lanes):
+        base[l + Q_ANGLE * LANES] = 0.0
+    for i in range(FREE_FLYER_BASE + 1, n):
+        own = _block(X, i, CRBA_QUANTITIES)
+        for l in range(m_lanes):
+            angle = Q[first + l, i + 1]
+            own[l + Q_ANGLE * LANES] = angle
+            far |= not abs(angle) < EXACT_RANGE
+    return far
+
+
+@_jit
+def _per_state_block(P, Q, H, first, last, C, floating):
+    """M of rows first..last−1 by the per-state kernel (angles beyond the lanes' sine range):
+    Q the chain's configurations, or with ``floating`` the floating q (the chain's are made
+    here: its six joints at zero); C[0] gains each entry times 0."""
     n = P.shape[0] - 1
+    if floating:
+        QC = np.zeros((last - first, n))
+        for k in range(first, last):
+            for i in range(FREE_FLYER_BASE + 1, n):
+                QC[k - first, i] = Q[k, i + 1]
+        _mass_matrix_rows(P, QC, H[first:last])
+    else:
+        _mass_matrix_rows(P, Q[first:last], H[first:last])
+    for k in range(first, last):
+        for i in range(n):
+            for j in range(n):
+                C[0] += H[k, i, j] * 0.0
+
+
+@_jit
+def mass_matrix_lanes(P, Q, H, start, stop, X, C, floating):
+    """M of the states start..stop−1 (rows of Q (N, n)) into H (N, n, n), LANES at a time, in
+    the scratch X (n·CRBA_QUANTITIES·LANES entries); C (LANES,) gains each entry of M times 0
+    (NaN once one is not finite).  Each F_i = I^c_i S_i is carried down its path to the base
+    joint by joint, M_iλ = S_λᵀ F at each ancestor λ, the links in increasing order: F_i
+    passes through its ancestors' TRANSIT quantities once theirs have gone.  With
+    ``floating``, P is a free-flyer chain, Q the floating q (N, n + 1), and the chain's six
+    joints are the closed forms of the module docstring.  A block of lanes with an angle
+    beyond lanes.EXACT_RANGE runs the per-state kernel instead."""
+    n = P.shape[0] - 1
+    bodies = FREE_FLYER_BASE if floating else 0         # the first link whose composite body is formed
+    joints = bodies + 1 if floating else 0             # the first joint recursed over
     for first in range(start, stop, LANES):
         last = min(stop, first + LANES)
         m_lanes = last - first
-        if _load_states(X, CRBA_QUANTITIES, n, Q, Q, Q, first, m_lanes, False, False):
-            _mass_matrix_rows(P, Q[first:last], H[first:last])
+        far = _load_floating_angles(X, n, Q, first, m_lanes) if floating else \
+            _load_states(X, CRBA_QUANTITIES, n, Q, Q, Q, first, m_lanes, False, False)
+        if far:
+            _per_state_block(P, Q, H, first, last, C, floating)
             continue
         H[first:last] = 0.0                       # joints on different branches do not couple
-        for i in range(n):
+        for i in range(bodies, n):
             _composite_start(P, X, i, m_lanes)
-        for i in range(n - 1, -1, -1):
+        for i in range(n - 1, joints - 1, -1):
             _joint_column(P, X, i, m_lanes)
-            _store_entry(_block(X, i, CRBA_QUANTITIES), M_DIAGONAL, H, first, m_lanes, i, i)
+            _store_entry(_block(X, i, CRBA_QUANTITIES), M_DIAGONAL, H, first, m_lanes, i, i, C)
             parent = int(P[i, PARENT])
             if parent >= 0:
                 _composite_to_parent(P, X, i, parent, m_lanes)
-        for i in range(n):
+        if floating:
+            _base_block(P, X, H, first, m_lanes, C)
+        for i in range(joints, n):
             j, parent = i, int(P[i, PARENT])
             while parent >= 0:
                 _through_joint(P, X, j, 1.0 - P[parent, KIND], m_lanes)
-                _store_entry(_block(X, j, CRBA_QUANTITIES), M_ENTRY, H, first, m_lanes, i, parent)
+                if floating and parent == FREE_FLYER_BASE:
+                    _store_base_row(_block(X, j, CRBA_QUANTITIES), H, first, m_lanes, i, C)
+                    break
+                _store_entry(_block(X, j, CRBA_QUANTITIES), M_ENTRY, H, first, m_lanes, i, parent, C)
                 if P[parent, PARENT] >= 0:        # F_i on, into the TRANSIT of the joint it reached
                     _pass_on(X, j, parent)
                 j, parent = parent, int(P[parent, PARENT])
@@ -263,7 +371,7 @@ def _mass_matrix_batch(P, Q, H):
     N, n = Q.shape[0], P.shape[0] - 1
     for block in nb.prange((N + BLOCK - 1) // BLOCK):
         X = np.empty(n * CRBA_QUANTITIES * LANES)
-        mass_matrix_lanes(P, Q, H, block * BLOCK, min(N, (block + 1) * BLOCK), X)
+        mass_matrix_lanes(P, Q, H, block * BLOCK, min(N, (block + 1) * BLOCK), X, np.zeros(LANES), False)
 
 
 mass_matrix_batch = _serial_and_parallel(_mass_matrix_batch)   # (serial, parallel)

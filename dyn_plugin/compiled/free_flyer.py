@@ -29,7 +29,9 @@ and its ∂τ/∂v plus M[:, 0:6] ∂d/∂v (:func:`_base_columns`).
 
 Batches: :func:`offsets_batch` computes d (N, 6) for the chain's batch kernels (the caller
 adds it to a, or subtracts it from the chain's q̈), :func:`base_columns_batch` the
-derivatives' base columns.  They read the states as scalars, never as row views: a view
+derivatives' base columns; :func:`mass_matrix_batch` runs the composite-rigid-body lanes
+form on the floating q itself, its six free-flyer joints in closed form
+(:mod:`.composite_rigid_body`), and checks the states and M as it goes.  They read the states as scalars, never as row views: a view
 counts a reference to its array, an atomic add on a cache line that the other cores write
 too (a parallel loop over rows of views ran 50× slower than this serially).
 """
@@ -40,9 +42,10 @@ import numba as nb
 import numpy as np
 
 from .articulated_body import _forward_dynamics_rows
-from .composite_rigid_body import _mass_matrix_rows
+from .composite_rigid_body import CRBA_QUANTITIES, FREE_FLYER_BASE, _mass_matrix_rows, mass_matrix_lanes
 from .derivatives import _finite_matrices, _implicit, _inverse_dynamics_derivatives_rows, _square
 from .jit import CHUNK, inline as _inline, jit as _jit, serial_and_parallel as _serial_and_parallel
+from .lane_blocks import BLOCK, LANES
 from .layout import FREE_FLYER_ACC
 from .newton_euler import TERM_ALL, _inverse_dynamics_rows
 from .scratch import _stack_rows
@@ -61,9 +64,11 @@ def check_constants() -> None:
     :mod:`dyn_plugin.floating` (update them here, so that numba's cache is invalidated)."""
     from .. import floating, joints
 
-    if (UNIT_TOLERANCE, BASE_Q, BASE_V) != (joints.UNIT_TOLERANCE, floating.BASE_Q, floating.BASE_V):
-        raise ImportError("dyn_plugin.compiled.free_flyer: UNIT_TOLERANCE, BASE_Q or BASE_V disagree with "
-                          "dyn_plugin.joints / dyn_plugin.floating; update them here")
+    if (UNIT_TOLERANCE, BASE_Q, BASE_V) != (joints.UNIT_TOLERANCE, floating.BASE_Q, floating.BASE_V) \
+            or FREE_FLYER_BASE != BASE_V - 1:
+        raise ImportError("dyn_plugin.compiled.free_flyer: UNIT_TOLERANCE, BASE_Q, BASE_V or "
+                          "composite_rigid_body.FREE_FLYER_BASE disagree with dyn_plugin.joints / dyn_plugin.floating; "
+                          "update them here")
 
 
 def pack_free_flyer(chain_packed: np.ndarray, gravity) -> np.ndarray:
@@ -320,5 +325,35 @@ def _base_columns_batch(P, Q, V, M, DQ, DV):
 
 
 base_columns_batch = _serial_and_parallel(_base_columns_batch)   # (serial, parallel)
+
+@_jit
+def _zero_if_valid(Q, k):
+    """0.0 when state k of Q (N, n + 1) is finite and its quaternion unit within
+    UNIT_TOLERANCE, else NaN (read as scalars: see the module docstring)."""
+    zero = 0.0
+    for i in range(Q.shape[1]):
+        zero += Q[k, i] * 0.0
+    return zero if _unit_quaternion(Q[k, 3], Q[k, 4], Q[k, 5], Q[k, 6])[1] else np.nan
+
+
+def _mass_matrix_batch(P, Q, H, check):
+    """M (N, n, n) of the floating configurations Q (N, n + 1) into H, BLOCK states per task
+    (:func:`.composite_rigid_body.mass_matrix_lanes` with ``floating``); check (tasks,): 0.0
+    where every state of the task is finite with a unit quaternion and its M finite, else
+    NaN (the caller names the state)."""
+    N, n = Q.shape[0], P.shape[0] - 1
+    for block in nb.prange((N + BLOCK - 1) // BLOCK):
+        start, stop = block * BLOCK, min(N, (block + 1) * BLOCK)
+        zero = 0.0
+        for k in range(start, stop):
+            zero += _zero_if_valid(Q, k)
+        C = np.zeros(LANES)
+        mass_matrix_lanes(P, Q, H, start, stop, np.empty(n * CRBA_QUANTITIES * LANES), C, True)
+        for l in range(LANES):
+            zero += C[l]
+        check[block] = zero
+
+
+mass_matrix_batch = _serial_and_parallel(_mass_matrix_batch)   # (serial, parallel)
 
 check_constants()
