@@ -52,8 +52,9 @@ too, but its link velocities and its step scale with the length: a pendulum on a
 "0 0 2" falls at half the physical rate), and a link whose inertia pybullet zeroed for
 breaking the triangle inequality ("Bad inertia tensor properties") on a spherical joint:
 the mass matrix is then singular, pybullet's step answers anyway, ours refuses the forward
-dynamics (ModelError).  ``calculateCoriolisMatrix``, :class:`DynamicsStepper` and
-:class:`FrictionInjector` take fixed-base bodies only.
+dynamics (ModelError).  ``calculateCoriolisMatrix`` takes a floating body with ``flags=1``;
+:class:`DynamicsStepper` steps floating bodies and spherical joints in the multi-DOF layout
+(on the configuration manifold); :class:`FrictionInjector` takes fixed-base bodies only.
 
 The backend is ``newton_euler`` unless ``backend=`` names another registered one
 (``lagrange_euler``, ``newton_euler_friction`` with the body's URDF ``<dynamics>``, ...).
@@ -72,7 +73,9 @@ from .backends.pybullet_backend import c_level_output_silenced, configure_refere
 from .errors import DynPluginError, InputError, SimulationError
 from .friction.parameters import load_friction
 from .pybullet_jacobian import calculateJacobian
+from .configuration import integrate
 from .pybullet_layout import MultiDofLayout
+from .pybullet_state import check_finite, layout_state, motors_off, read_state, write_state
 from .pybullet_bodies import (BodyDynamics, as_tuple, body_dynamics, body_urdf, connected_clients,
                               gravity_in_base, resolve_client)
 from .robots import BUNDLED, load_robot
@@ -331,40 +334,60 @@ class DynamicsStepper:
     A step that would give a NaN or infinite state raises :class:`SimulationError` (step,
     time, joint) before anything is written to the scene.
 
+    A floating body (loaded without ``useFixedBase``) or one with spherical joints is
+    stepped whole, in pybullet's multi-DOF layout (:mod:`dyn_plugin.pybullet_layout`, what
+    ``calculateMassMatrix(..., flags=1)`` takes): :meth:`step` takes the forces in that
+    layout (base 7 entries, 4 per spherical joint, 0 on the padding; what
+    ``PDControllerStableMultiDof.computePD`` returns) and returns positions and velocities
+    in it; the velocity step is the same, then q⁺ = q ⊕ h q̇⁺ on the configuration manifold
+    (:func:`dyn_plugin.configuration.integrate`: the base and each spherical joint along the
+    exponential of its body velocity), and the base pose, its world velocities and each
+    joint's state are written back.  Friction and damping act on the revolute and prismatic
+    joints only (friction laws are per one-dof joint); a body with spherical joints is
+    stepped by ``newton_euler`` unless ``backend`` names another rigid-body backend (a
+    friction backend is refused for it).
+
     What it does not do: contacts and constraints acting *on this body* (pybullet's
-    collision response to it is overwritten each step; other bodies still bounce off it),
-    and pybullet's joint limits, joint-speed cap (100 rad/s by default), link damping and
-    motors for it; and floating bodies (loaded without ``useFixedBase``): it refuses them
-    with an :class:`~dyn_plugin.errors.InputError` rather than step them as fixed.
+    collision response to it is overwritten each step — a floating body falls through the
+    floor; other bodies still bounce off it), and pybullet's joint limits, joint-speed cap
+    (100 rad/s by default), link damping and motors for it.
     """
 
-    def __init__(self, body: int, backend: str = "newton_euler_friction", physicsClientId: Optional[int] = None,
+    def __init__(self, body: int, backend: Optional[str] = None, physicsClientId: Optional[int] = None,
                  friction=None, profile=None, substeps: int = 1, damping=None, **options):
-        """``friction``/``profile`` as for the friction backends; ``substeps`` (int ≥ 1) sub-steps
-        per time step; ``damping`` as above (backends without friction only); other
-        ``options`` go to the backend."""
+        """``backend``: by default ``newton_euler_friction`` (``newton_euler`` for a body with
+        spherical joints); ``friction``/``profile`` as for the friction backends; ``substeps``
+        (int ≥ 1) sub-steps per time step; ``damping`` as above (backends without friction
+        only); other ``options`` go to the backend."""
         p = import_pybullet()
         self._p = p
         self.dynamics = bd = body_dynamics(body, physicsClientId)
-        _fixed_base_only(bd, "DynamicsStepper")
-        bd.one_dof_only("DynamicsStepper")
+        self.layout = MultiDofLayout(bd) if bd.base is not None or bd.spherical else None
+        backend = backend or ("newton_euler" if bd.spherical else "newton_euler_friction")
         options.setdefault("gravity", gravity_in_base(p, bd))
         options.update(_friction_options(bd.model, backend, friction, profile))
         self.backend = get_backend(backend, bd.model, **options)
         self.substeps = _substeps(substeps)
-        self.damping = _damping(bd, self.backend, damping)
+        self.damping = _damping(bd, self.backend, damping, self.layout is not None)
         law = getattr(getattr(self.backend, "friction", None), "dynamic", None)
+        if law is not None and self.layout is not None:
+            raise InputError(f"DynamicsStepper: {bd.label} has a floating base or spherical joints; friction model "
+                             f"{self.backend.friction.name!r} has a {law.law} law, whose implicit step is written for "
+                             "fixed-base bodies of revolute and prismatic joints: use a law without bristles")
         self.friction_state = None if law is None else np.zeros(law.n)
         self.steps, self.time = 0, 0.0
-        p.setJointMotorControlArray(body, bd.joint_indices, p.VELOCITY_CONTROL, forces=[0.0] * bd.dof,
-                                    physicsClientId=bd.client)
+        motors_off(p, bd)
 
     def step(self, torques, step_scene: bool = True) -> tuple:
-        """Apply joint torques (dof,) N·m (N) for one time step; returns the new (q, q̇) as
-        tuples in pybullet's order.  ``step_scene=False`` leaves ``stepSimulation`` to the
-        caller (call it before :meth:`step` when several steppers share a scene)."""
+        """Apply joint torques (dof,) N·m (N) for one time step — for a floating body or one
+        with spherical joints, forces in pybullet's multi-DOF layout (see the class
+        docstring); returns the new (positions, velocities) as tuples in the same layout.
+        ``step_scene=False`` leaves ``stepSimulation`` to the caller (call it before
+        :meth:`step` when several steppers share a scene)."""
         p, bd = self._p, self.dynamics
         dt = _time_step(p, bd.client)
+        if self.layout is not None:
+            return self._step_whole(p, torques, dt, step_scene)
         q, qd = _state(p, bd)
         tau = bd.to_model(torques, "torques")
         q_next, qd_next = self._advance(q, qd, tau, dt)
@@ -376,6 +399,18 @@ class DynamicsStepper:
         self.steps, self.time = self.steps + 1, self.time + dt
         return as_tuple(bd.from_model(q_next)), as_tuple(bd.from_model(qd_next))
 
+    def _step_whole(self, p, forces, dt: float, step_scene: bool) -> tuple:
+        """:meth:`step` of a floating body or one with spherical joints (multi-DOF layout)."""
+        bd, layout = self.dynamics, self.layout
+        q, v = read_state(p, bd, layout)
+        tau = layout.force_from(forces, layout.velocity_map(q), q)
+        q_next, v_next = (x[None] for x in self._advance(q[0], v[0], tau[0], dt))
+        if step_scene:
+            p.stepSimulation(physicsClientId=bd.client)
+        write_state(p, bd, layout, q_next, v_next)
+        self.steps, self.time = self.steps + 1, self.time + dt
+        return layout_state(p, bd, layout, q_next, v_next)
+
     def _advance(self, q, qd, tau, dt) -> tuple:
         """(q, q̇) after ``substeps`` sub-steps of dt / substeps, each checked to be finite; the
         bristle state of a dynamic friction law (else None) after them in
@@ -386,7 +421,7 @@ class DynamicsStepper:
                 qd, z = self._velocity_step(q, qd, z, tau, h)
             except DynPluginError as exc:
                 raise SimulationError(f"{self._where(dt)}: {exc}; {self._advice(dt)}") from exc
-            q = q + h * qd
+            q = q + h * qd if self.layout is None else integrate(self.dynamics.model, q[None], h * qd[None])[0]
             self._check_finite(q, qd, dt)
         self._friction_state_after = z
         return q, qd
@@ -406,6 +441,8 @@ class DynamicsStepper:
         return qd + np.linalg.solve(be.mass_matrix(q) + h * D, h * (tau - be.bias_forces(q, qd) - D @ qd)), None
 
     def _check_finite(self, q, qd, dt) -> None:
+        if self.layout is not None:
+            return check_finite(self.dynamics.model, q[None], qd[None], self._where(dt), self._advice(dt))
         bad = ~(np.isfinite(q) & np.isfinite(qd))
         if bad.any():
             i = int(np.argmax(bad))
@@ -430,20 +467,38 @@ def _substeps(substeps) -> int:
     return int(substeps)
 
 
-def _damping(bd: BodyDynamics, backend, damping) -> np.ndarray:
-    """Viscous joint damping (n,) in model order for a backend without friction; zeros
-    for a friction backend (whose friction model holds it)."""
+def _damping(bd: BodyDynamics, backend, damping, whole: bool) -> np.ndarray:
+    """Viscous joint damping for a backend without friction: (n,) in model order, or with
+    ``whole`` (a floating body, spherical joints) (nv,) on the model's velocity entries (each
+    revolute or prismatic joint's; 0 on the base's and a spherical joint's); zeros for a
+    friction backend (whose friction model holds it)."""
+    size = bd.model.nv if whole else bd.model.n
     if type(backend).can("stepping"):
         if damping is not None:
             raise InputError(f"{backend.name}: damping= is for backends without friction; a friction backend's "
                              "viscous friction is its damping (pass friction=FrictionModel.create(n, viscous=...))")
-        return np.zeros(bd.model.n)
+        return np.zeros(size)
     if damping is None:
-        return np.asarray(bd.model.damping, dtype=float).copy()
-    values = bd.to_model(damping, "damping")
-    if np.any(values < 0):
-        raise InputError(f"body {bd.body}: damping must be >= 0 N·m·s/rad, got {list(damping)!r}")
-    return values
+        values = np.asarray(bd.model.damping, dtype=float)
+        values = values[bd.dof_to_model] if whole else values.copy()
+    else:
+        values = _pybullet_order(bd, damping, "damping") if whole else bd.to_model(damping, "damping")
+        if np.any(values < 0):
+            raise InputError(f"body {bd.body}: damping must be >= 0 N·m·s/rad, got {list(damping)!r}")
+    if not whole:
+        return values
+    out = np.zeros(size)
+    out[[bd.model.joint_slices[k][1].start for k in bd.dof_to_model]] = values
+    return out
+
+
+def _pybullet_order(bd: BodyDynamics, values, label: str) -> np.ndarray:
+    """(dof,) finite values, one per revolute or prismatic joint in pybullet's order."""
+    array = np.asarray(values, dtype=float)
+    if array.shape != (bd.dof,) or not np.all(np.isfinite(array)):
+        raise InputError(f"{bd.label} has {bd.dof} revolute or prismatic joints: {label} must be {bd.dof} finite "
+                         f"numbers in pybullet's joint order, got {values!r}")
+    return array
 
 
 class FrictionInjector:

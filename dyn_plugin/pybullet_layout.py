@@ -126,6 +126,32 @@ class MultiDofLayout:
         A = self.velocity_map(q)
         return (A @ u)[None], A
 
+    def positions(self, q: np.ndarray) -> tuple:
+        """pybullet's flags=1 positions (size,) of our q (1, nq), the inverse of
+        :meth:`configuration`: the base's centre-of-mass pose (a fixed base: zeros), each
+        joint's entries (a spherical one's quaternion, then 0)."""
+        bd, out = self.bd, np.zeros(self.size)
+        if bd.base is not None:
+            position, quaternion = bd.base.pose(q)
+            out[0:3], out[3:7] = position[0], quaternion[0]
+        for k, offset, _ in self.entries:
+            q_slice = self.bd.model.joint_slices[k][0]
+            out[offset:offset + q_slice.stop - q_slice.start] = q[0, q_slice]
+        return tuple(float(x) for x in out)
+
+    def velocities(self, q: np.ndarray, v: np.ndarray) -> tuple:
+        """pybullet's flags=1 velocities u (size,) of our v (1, nv) at q (1, nq), the inverse
+        of :meth:`velocity`: the base's world velocities (``getBaseVelocity``), each joint's
+        rates; 0 on the padding."""
+        bd, out = self.bd, np.zeros(self.size)
+        if bd.base is not None:
+            linear, angular = bd.base.world_velocity(q, v)
+            out[0:3], out[3:6] = linear[0], angular[0]
+        for k, offset, _ in self.entries:
+            v_slice = self.bd.model.joint_slices[k][1]
+            out[offset:offset + v_slice.stop - v_slice.start] = v[0, v_slice]
+        return tuple(float(x) for x in out)
+
     def velocity_map_rate(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Ȧ (nv, size) at (q, v) (1, nq), (1, nv): d/dt Rᵀ = −[ω_b]× Rᵀ on a floating base's
         blocks of A; 0 elsewhere (the joints' blocks are constant)."""
