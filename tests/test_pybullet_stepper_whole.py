@@ -14,10 +14,11 @@ from test_pybullet_drop_in import DATA, load, multi_dof_state, p, set_random_sta
 GRAVITY = (0.3, -0.5, -9.81)
 
 
-def one_step(path, fixed, h, tmp_path, ours, damping=0.0):
+def one_step(path, fixed, h, tmp_path, ours, damping=0.0, friction=False):
     """(positions, velocities) in the multi-DOF layout after one step of h seconds from a
     random state (motors off, no link damping; ``damping`` N·m·s/rad on every revolute or
-    prismatic joint), by pybullet's stepSimulation or by our stepper."""
+    prismatic joint), by pybullet's stepSimulation or by our stepper (``friction``: with a
+    friction backend whose viscous friction is the damping)."""
     c = p.connect(p.DIRECT)
     try:
         p.setAdditionalSearchPath(DATA, physicsClientId=c)
@@ -29,7 +30,10 @@ def one_step(path, fixed, h, tmp_path, ours, damping=0.0):
         for j in dpb.body_dynamics(body, c).joint_indices:
             p.changeDynamics(body, j, jointDamping=damping, physicsClientId=c)
         if ours:
-            stepper = dpb.DynamicsStepper(body, backend="newton_euler", physicsClientId=c, damping=[damping] * dof)
+            options = dict(backend="newton_euler_friction", friction=FrictionModel.create(
+                dpb.body_dynamics(body, c).model.n, viscous=damping)) if friction else \
+                dict(backend="newton_euler", damping=[damping] * dof)
+            stepper = dpb.DynamicsStepper(body, physicsClientId=c, **options)
             answer = stepper.step([0.0] * len(multi_dof_state(c, body, moving)[1]), step_scene=False)
         else:
             p.stepSimulation(physicsClientId=c)
@@ -41,9 +45,10 @@ def one_step(path, fixed, h, tmp_path, ours, damping=0.0):
         p.disconnect(physicsClientId=c)
 
 
-def step_gap(path, fixed, h, tmp_path, damping=0.0):
+def step_gap(path, fixed, h, tmp_path, damping=0.0, friction=False):
     """Largest differences (positions, velocities relative) between pybullet's step and ours."""
-    (q_pb, u_pb), (q_ours, u_ours) = (one_step(path, fixed, h, tmp_path, ours, damping) for ours in (False, True))
+    (q_pb, u_pb), (q_ours, u_ours) = (one_step(path, fixed, h, tmp_path, ours, damping, friction)
+                                      for ours in (False, True))
     return np.abs(q_pb - q_ours).max(), np.abs(u_pb - u_ours).max() / np.abs(u_pb).max()
 
 
@@ -66,10 +71,13 @@ def test_a_floating_body_steps_as_pybullet_to_second_order(tmp_path, path):
         assert 80 <= a / b <= 120
 
 
-def test_joint_damping_on_a_floating_body_acts_on_the_joints_as_pybullets(tmp_path):
+@pytest.mark.parametrize("friction", [False, True])
+def test_joint_damping_on_a_floating_body_acts_on_the_joints_as_pybullets(tmp_path, friction):
     """pybullet's jointDamping (explicit −c q̇ on each revolute or prismatic joint) and ours
-    (implicit) agree to O(h²) on a floating body."""
-    coarse, fine = step_gap("r2d2.urdf", False, 1e-4, tmp_path, 0.7), step_gap("r2d2.urdf", False, 1e-5, tmp_path, 0.7)
+    (implicit) agree to O(h²) on a floating body, where the damping itself moves the
+    velocities a thousand times more than that; ours as ``damping`` of a rigid-body backend
+    or as the viscous friction of a friction backend (its floating-base form)."""
+    coarse, fine = (step_gap("r2d2.urdf", False, h, tmp_path, 0.7, friction) for h in (1e-4, 1e-5))
     assert max(fine) <= 1e-9 and 80 <= coarse[1] / fine[1] <= 120
     (_, u_damped), (_, u_free) = (one_step("r2d2.urdf", False, 1e-5, tmp_path, True, c) for c in (0.7, 0.0))
     assert np.abs(u_damped - u_free).max() > 1e3 * fine[1] * np.abs(u_free).max()
