@@ -340,3 +340,32 @@ def test_jacobian_refuses_what_pybullet_refuses(client):
         calculateJacobian(kuka, 2, [0, 0], [0.0] * 7, [0.0] * 7, [0.0] * 7, client)
     with pytest.raises(dp.InputError, match="objVelocities must have length 7"):
         calculateJacobian(kuka, 2, [0, 0, 0], [0.0] * 7, [0.0] * 6, [0.0] * 7, client)
+
+
+def test_jacobian_answers_for_the_right_client():
+    """Two clients, each with a kuka at a different base pose: a call that names no client is
+    refused, and one through a BulletClient with the drop-ins installed is that client's
+    (pybullet's calculateJacobian has no ``flags`` (3.2.7: "'flags' is an invalid keyword
+    argument"), so neither has ours)."""
+    from pybullet_utils import bullet_client
+
+    with c_level_output_silenced():
+        clients = [bullet_client.BulletClient(connection_mode=p.DIRECT) for _ in range(2)]
+    try:
+        q, zeros = [0.3, -0.2, 0.5, 1.0, -0.4, 0.2, 0.1], [0.0] * 7
+        for k, c in enumerate(clients):
+            c.setAdditionalSearchPath(DATA)
+            with c_level_output_silenced():
+                body = c.loadURDF("kuka_iiwa/model.urdf", [0.0, 0.0, 0.0], unit(np.array([0.3 * k, 0.0, 0.0, 1.0])),
+                                  useFixedBase=True)
+        with pytest.raises(dp.InputError, match="2 pybullet clients are connected .* pass physicsClientId"):
+            calculateJacobian(body, 3, [0.1, 0.0, 0.0], q, zeros, zeros)
+        answers = [np.vstack(dpb.install(c).calculateJacobian(body, 3, [0.1, 0.0, 0.0], q, zeros, zeros))
+                   for c in clients]
+        for c, J in zip(clients, answers):
+            expected = np.vstack(calculateJacobian(body, 3, [0.1, 0.0, 0.0], q, zeros, zeros, c._client))
+            assert np.array_equal(J, expected)
+        assert np.abs(answers[0] - answers[1]).max() > 0.05        # the two bases are turned differently
+    finally:
+        for c in clients:
+            c.disconnect()
