@@ -22,8 +22,9 @@ fixed joints merged and joints matched by name.  Several bodies and several clie
 work; models are cached per (client, body) and rebuilt if the body changes.
 
 Arguments stand in pybullet's positions: ``calculateInverseDynamics(body, q, q̇, q̈, flags,
-physicsClientId)`` and ``calculateMassMatrix(body, q, flags, physicsClientId)`` (``flags`` 0;
-pybullet's multi-DOF layout, 1, is refused, not misread); ``backend`` is keyword-only.  A
+physicsClientId)`` and ``calculateMassMatrix(body, q, flags, physicsClientId)`` (``flags`` 0,
+one entry per revolute or prismatic joint, or 1, pybullet's multi-DOF layout:
+:mod:`dyn_plugin.pybullet_layout`); ``backend`` is keyword-only.  A
 call without ``physicsClientId`` is for the one connected client, and is refused when
 several are connected: a ``pybullet_utils.bullet_client.BulletClient`` adds its id only to
 pybullet's built-in functions, so after ``pybullet.calculateMassMatrix =
