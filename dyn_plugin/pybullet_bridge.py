@@ -55,7 +55,8 @@ breaking the triangle inequality ("Bad inertia tensor properties") on a spherica
 the mass matrix is then singular, pybullet's step answers anyway, ours refuses the forward
 dynamics (ModelError).  ``calculateCoriolisMatrix`` takes a floating body with ``flags=1``;
 :class:`DynamicsStepper` steps floating bodies and spherical joints in the multi-DOF layout
-(on the configuration manifold); :class:`FrictionInjector` takes fixed-base bodies only.
+(on the configuration manifold); :class:`FrictionInjector` (:mod:`dyn_plugin.pybullet_friction`)
+puts our friction on their revolute and prismatic joints while pybullet integrates them.
 
 The backend is ``newton_euler`` unless ``backend=`` names another registered one
 (``lagrange_euler``, ``newton_euler_friction`` with the body's URDF ``<dynamics>``, ...).
@@ -64,22 +65,20 @@ The backend is ``newton_euler`` unless ``backend=`` names another registered one
 from __future__ import annotations
 
 import inspect
-import warnings
 from typing import Optional
 
 import numpy as np
 
-from .backends.registry import backend_class, get_backend
+from .backends.registry import get_backend
 from .backends.pybullet_backend import c_level_output_silenced, configure_reference_body, import_pybullet
 from .errors import DynPluginError, InputError, SimulationError
-from .friction.parameters import load_friction
 from .pybullet_jacobian import calculateJacobian
 from .configuration import integrate
 from .pybullet_layout import MultiDofLayout
-from .pybullet_state import check_finite, layout_state, motors_off, read_state, write_state
+from .pybullet_friction import FrictionInjector, friction_options
+from .pybullet_state import check_finite, joint_state, layout_state, motors_off, read_state, time_step, write_state
 from .pybullet_bodies import (BodyDynamics, as_tuple, body_dynamics, body_urdf, connected_clients,
                               gravity_in_base, resolve_client)
-from .robots import BUNDLED, load_robot
 
 DEFAULT_BACKEND = "newton_euler"
 
@@ -283,30 +282,6 @@ __all__ = ["BodyDynamics", "DROP_INS", "DynamicsStepper", "FrictionInjector", "b
 # -- stepping a body with our dynamics, or injecting our friction into pybullet's ------------
 
 
-def _state(p, bd: BodyDynamics) -> tuple:
-    """(q, q̇) of a body in model order."""
-    states = p.getJointStates(bd.body, bd.joint_indices, physicsClientId=bd.client)
-    return bd.to_model([s[0] for s in states], "positions"), bd.to_model([s[1] for s in states], "velocities")
-
-
-def _time_step(p, client) -> float:
-    return float(p.getPhysicsEngineParameters(physicsClientId=client)["fixedTimeStep"])
-
-
-def _friction_options(model, backend: str, friction, profile) -> dict:
-    """Friction options for a friction backend on a body: as given, or, for a body that is
-    one of our bundled robots (same joints and inertial data), its bundled data file."""
-    if not backend_class(backend).can("friction"):
-        return {}
-    if friction is None and model.name in BUNDLED:
-        bundled = load_robot(model.name)
-        same = bundled.joint_names == model.joint_names and np.allclose(bundled.masses, model.masses) and \
-            np.allclose(bundled.inertias, model.inertias)
-        if same:
-            return {"friction": load_friction(model.name, model, profile)}
-    return {"friction": friction, "profile": profile}
-
-
 class DynamicsStepper:
     """Makes one body of a pybullet scene follow our dynamics.
 
@@ -366,7 +341,7 @@ class DynamicsStepper:
         self.layout = MultiDofLayout(bd) if bd.base is not None or bd.spherical else None
         backend = backend or ("newton_euler" if bd.spherical else "newton_euler_friction")
         options.setdefault("gravity", gravity_in_base(p, bd))
-        options.update(_friction_options(bd.model, backend, friction, profile))
+        options.update(friction_options(bd.model, backend, friction, profile))
         self.backend = get_backend(backend, bd.model, **options)
         self.substeps = _substeps(substeps)
         self.damping = _damping(bd, self.backend, damping, self.layout is not None)
@@ -386,10 +361,10 @@ class DynamicsStepper:
         ``step_scene=False`` leaves ``stepSimulation`` to the caller (call it before
         :meth:`step` when several steppers share a scene)."""
         p, bd = self._p, self.dynamics
-        dt = _time_step(p, bd.client)
+        dt = time_step(p, bd.client)
         if self.layout is not None:
             return self._step_whole(p, torques, dt, step_scene)
-        q, qd = _state(p, bd)
+        q, qd = joint_state(p, bd)
         tau = bd.to_model(torques, "torques")
         q_next, qd_next = self._advance(q, qd, tau, dt)
         self.friction_state = self._friction_state_after
@@ -500,69 +475,3 @@ def _pybullet_order(bd: BodyDynamics, values, label: str) -> np.ndarray:
         raise InputError(f"{bd.label} has {bd.dof} revolute or prismatic joints: {label} must be {bd.dof} finite "
                          f"numbers in pybullet's joint order, got {values!r}")
     return array
-
-
-class FrictionInjector:
-    """Our friction model acting on a body that pybullet keeps integrating.
-
-    Call :meth:`apply` with the torques you want on the joints, then ``stepSimulation``.
-    The parts act as follows:
-
-    * viscous b_v q̇ → pybullet's ``jointDamping`` (exactly an explicit −b_v q̇);
-    * dry friction (Coulomb, Schilling's static term, transmission breakaway) → the velocity
-      motor with targetVelocity 0 and force = the level at the current speed: pybullet's
-      constraint solver applies it as a velocity-level impulse, so stiction and stopping are
-      exact for symmetric levels.  For asymmetric levels the motor uses the level of the
-      current direction of motion (at rest: of the direction the applied torque pushes);
-    * load-dependent friction (bearings, efficiency) → an explicit torque from the joint
-      loads at the previous step's acceleration (a one-step lag).
-
-    Fixed-base bodies only (a floating one is refused with an InputError).
-    """
-
-    def __init__(self, body: int, friction=None, physicsClientId: Optional[int] = None, profile=None):
-        p = import_pybullet()
-        self._p = p
-        self.dynamics = bd = body_dynamics(body, physicsClientId)
-        _fixed_base_only(bd, "FrictionInjector")
-        bd.one_dof_only("FrictionInjector")
-        self.backend = get_backend("newton_euler_friction", bd.model, gravity=gravity_in_base(p, bd),
-                                   **_friction_options(bd.model, "newton_euler_friction", friction, profile))
-        self.friction = self.backend.friction
-        if self.friction.dynamic is not None:
-            raise InputError(f"FrictionInjector: friction model {self.friction.name!r} has a "
-                             f"{self.friction.dynamic.law} law, which pybullet's velocity motors and jointDamping "
-                             "cannot act out (they have no bristle state): step the body with DynamicsStepper")
-        if np.any(self.friction.armature > 0):
-            warnings.warn(f"FrictionInjector: pybullet's body has no rotor inertia; the armature of friction "
-                          f"model {self.friction.name!r} is not added to it", UserWarning, stacklevel=2)
-        for j, c in zip(bd.joint_indices, bd.from_model(self.friction.velocity.viscous)):
-            p.changeDynamics(body, j, jointDamping=float(c), physicsClientId=bd.client)
-        self._previous = None  # (q̇, t) for the acceleration estimate
-
-    def apply(self, torques) -> None:
-        """Set this step's joint torques (dof,) plus our friction; then call stepSimulation."""
-        p, bd, be = self._p, self.dynamics, self.backend
-        q, qd = _state(p, bd)
-        tau = bd.to_model(torques, "torques")
-        positive, negative = self.friction.levels(qd)
-        frictionless = be.bare.forward_dynamics(q, qd, tau - self.friction.velocity.viscous * qd)
-        heading = np.where(qd != 0, qd, frictionless)
-        level = np.where(heading > 0, positive, negative)
-        extra = self._load_dependent(q, qd)
-        p.setJointMotorControlArray(bd.body, bd.joint_indices, p.VELOCITY_CONTROL, targetVelocities=[0.0] * bd.dof,
-                                    forces=as_tuple(bd.from_model(level)), physicsClientId=bd.client)
-        p.setJointMotorControlArray(bd.body, bd.joint_indices, p.TORQUE_CONTROL,
-                                    forces=as_tuple(bd.from_model(tau - extra)), physicsClientId=bd.client)
-
-    def _load_dependent(self, q, qd) -> np.ndarray:
-        """Bearing friction and efficiency losses at the last step's acceleration."""
-        if not self.friction.load_dependent:
-            return np.zeros_like(q)
-        dt = _time_step(self._p, self.dynamics.client)
-        qdd = np.zeros_like(q) if self._previous is None else (qd - self._previous) / dt
-        self._previous = qd
-        parts = self.backend.inverse_dynamics_breakdown(q, qd, qdd)
-        breakaway = 0.0 if self.friction.transmission is None else \
-            np.sign(qd) * self.friction.transmission.breakaway
-        return parts.bearing + parts.transmission - breakaway

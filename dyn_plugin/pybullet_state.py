@@ -1,8 +1,8 @@
 """A whole pybullet body's state — floating base and spherical joints included — read
 from and written to its scene, as our (q, v) and in pybullet's multi-DOF layout
 (:mod:`dyn_plugin.pybullet_layout`).  Used by :class:`dyn_plugin.pybullet_bridge.DynamicsStepper`
-and :class:`~dyn_plugin.pybullet_bridge.FrictionInjector` for bodies that are not a fixed
-base with revolute and prismatic joints only.
+and :class:`dyn_plugin.pybullet_friction.FrictionInjector` for bodies that are not a fixed
+base with revolute and prismatic joints only (:func:`joint_state` reads those).
 
 pybullet's functions (``getBasePositionAndOrientation``, ``getBaseVelocity``,
 ``getJointStatesMultiDof`` and their ``reset`` twins) hold the base's centre-of-mass pose
@@ -17,6 +17,17 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import SimulationError
+
+
+def joint_state(p, bd) -> tuple:
+    """(q, q̇) (n,), (n,) of a body's revolute and prismatic joints in model order."""
+    states = p.getJointStates(bd.body, bd.joint_indices, physicsClientId=bd.client)
+    return bd.to_model([s[0] for s in states], "positions"), bd.to_model([s[1] for s in states], "velocities")
+
+
+def time_step(p, client) -> float:
+    """The client's time step (s, ``fixedTimeStep``)."""
+    return float(p.getPhysicsEngineParameters(physicsClientId=client)["fixedTimeStep"])
 
 
 def read_state(p, bd, layout) -> tuple:

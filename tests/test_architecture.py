@@ -25,7 +25,8 @@ FLOORS = (
     ("friction", ("friction",)),
     ("symbolic", ("symbolic", "parallel")),
     ("backends", ("backends",)),
-    ("using the dynamics", ("simulate", "pybullet_bodies", "pybullet_layout", "pybullet_state", "pybullet_jacobian", "pybullet_bridge", "cluster", "dataset",
+    ("using the dynamics", ("simulate", "pybullet_bodies", "pybullet_layout", "pybullet_state", "pybullet_jacobian", "pybullet_friction",
+                            "pybullet_bridge", "cluster", "dataset",
                             "identification", "studies")),
     ("tools", ("tools",)),
 )
