@@ -147,9 +147,10 @@ LINK_BLOCK = Offsets((
     ("K_TO_PARENT", 10),                     # the composite body moved into the parent's frame (as K_MASS..)
     ("TRANSIT", 6),                          # a joint's F = I^c S (force, torque) in this link's frame
     ("M_ENTRY", 1),                          # M_iλ of the F in transit once moved into the parent's frame
-), COMMON.end)                               # after the common ones (Q_ANGLE, R_COL0, R_COL1)
-K_MASS, K_H, K_I, M_DIAGONAL, K_TO_PARENT, TRANSIT, M_ENTRY = LINK_BLOCK.at(
-    "K_MASS", "K_H", "K_I", "M_DIAGONAL", "K_TO_PARENT", "TRANSIT", "M_ENTRY")
+    ("M_CHECK", 1),                          # Σ M_ij·0 over the entries this link's block computed: NaN once one
+), COMMON.end)                               # is not finite; after the common ones (Q_ANGLE, R_COL0, R_COL1)
+K_MASS, K_H, K_I, M_DIAGONAL, K_TO_PARENT, TRANSIT, M_ENTRY, M_CHECK = LINK_BLOCK.at(
+    "K_MASS", "K_H", "K_I", "M_DIAGONAL", "K_TO_PARENT", "TRANSIT", "M_ENTRY", "M_CHECK")
 CRBA_QUANTITIES = LINK_BLOCK.end
 
 
@@ -177,7 +178,9 @@ def _joint_column(P, X, i, m_lanes):
         column = _load3(own, l, K_I + 3)                            # (I₂₀, I₂₁, I₂₂): I_O ẑ
         _store3(own, l, TRANSIT, (-rev * h[1], rev * h[0], pri * m))
         _store3(own, l, TRANSIT + 3, (rev * column[0] + pri * h[1], rev * column[1] - pri * h[0], rev * column[2]))
-        own[l + M_DIAGONAL * LANES] = rev * column[2] + pri * m + armature
+        diagonal = rev * column[2] + pri * m + armature
+        own[l + M_DIAGONAL * LANES] = diagonal
+        own[l + M_CHECK * LANES] += diagonal * 0.0
 
 
 @_jit
@@ -209,7 +212,8 @@ def _composite_to_parent(P, X, i, parent, m_lanes):
 @_inline
 def _through_joint(P, X, j, parent_revolute, m_lanes):
     """Pass 3: the F in transit at link j (in frame j) carried into the frame of j's parent
-    λ, in place, and its M_iλ = S_λᵀ F."""
+    λ, in place, and its M_iλ = S_λᵀ F; the link's M_CHECK gains M_iλ·0 (NaN once it is not
+    finite: checked in the lane loop, where it costs one vector operation)."""
     _, pri, R0, p0, _, _, _, _ = _link_constants(P, j)
     own = _block(X, j, CRBA_QUANTITIES)
     for l in range(m_lanes):
@@ -218,7 +222,9 @@ def _through_joint(P, X, j, parent_revolute, m_lanes):
         torque = _add(_vec(R, _load3(own, l, TRANSIT + 3)), _cross(p, force))
         _store3(own, l, TRANSIT, force)
         _store3(own, l, TRANSIT + 3, torque)
-        own[l + M_ENTRY * LANES] = parent_revolute * torque[2] + (1.0 - parent_revolute) * force[2]
+        entry = parent_revolute * torque[2] + (1.0 - parent_revolute) * force[2]
+        own[l + M_ENTRY * LANES] = entry
+        own[l + M_CHECK * LANES] += entry * 0.0
 
 
 _copy_inlined = _inline(_copy.py_func)     # lane_blocks._copy, inlined into pass 3 (see above)
@@ -231,13 +237,10 @@ def _pass_on(X, j, parent):
 
 
 @_inline
-def _store_entry(own, e, H, first, m_lanes, i, j, C):
-    """Quantity e of a link block into M_ij = M_ji of rows first.. of H (N, n, n); C (LANES,)
-    gains each entry times 0 (NaN once one is not finite)."""
+def _store_entry(own, e, H, first, m_lanes, i, j):
+    """Quantity e of a link block into M_ij = M_ji of rows first.. of H (N, n, n)."""
     for l in range(m_lanes):
-        value = own[l + e * LANES]
-        H[first + l, i, j] = H[first + l, j, i] = value
-        C[l] += value * 0.0
+        H[first + l, i, j] = H[first + l, j, i] = own[l + e * LANES]
 
 
 # -- the free-flyer chain's six joints in closed form (module docstring) ---------------------------
@@ -246,21 +249,24 @@ FREE_FLYER_BASE = 5                 # a free-flyer chain's base link (dyn_plugin
 
 
 @_inline
-def _store_base_row(own, H, first, m_lanes, i, C):
+def _store_base_row(own, H, first, m_lanes, i):
     """Joint i's F in transit, now in the base frame at the base origin (force, torque),
-    into M_i,0:6 = M_0:6,i of rows first.. of H; C as _store_entry."""
+    into M_i,0:6 = M_0:6,i of rows first.. of H; the link's M_CHECK gains Σ F·0."""
+    for l in range(m_lanes):
+        own[l + M_CHECK * LANES] += (own[l + TRANSIT * LANES] + own[l + (TRANSIT + 1) * LANES]
+                                     + own[l + (TRANSIT + 2) * LANES] + own[l + (TRANSIT + 3) * LANES]
+                                     + own[l + (TRANSIT + 4) * LANES] + own[l + (TRANSIT + 5) * LANES]) * 0.0
     for l in range(m_lanes):
         for e in range(6):
-            value = own[l + (TRANSIT + e) * LANES]
-            H[first + l, i, e] = H[first + l, e, i] = value
-            C[l] += value * 0.0
+            H[first + l, i, e] = H[first + l, e, i] = own[l + (TRANSIT + e) * LANES]
 
 
 @_jit
-def _base_block(P, X, H, first, m_lanes, C):
+def _base_block(P, X, H, first, m_lanes):
     """M_0:6,0:6 of rows first.. of H: the whole robot's composite inertia at the base origin
     in the base frame (link FREE_FLYER_BASE's composite body m, h, I_O), [[m 1, −[h]×],
-    [[h]×, I_O]], with the six joints' armature on the diagonal; C as _store_entry."""
+    [[h]×, I_O]], with the six joints' armature on the diagonal; the base link's M_CHECK
+    gains Σ entry·0."""
     own = _block(X, FREE_FLYER_BASE, CRBA_QUANTITIES)
     for l in range(m_lanes):
         m = own[l + K_MASS * LANES]
@@ -280,7 +286,7 @@ def _base_block(P, X, H, first, m_lanes, C):
         for a in range(3):
             for b in range(3):
                 B[3 + b, a] = B[a, 3 + b]
-        C[l] += (m + hx + hy + hz + s[0] + s[1] + s[2] + s[3] + s[4] + s[5]) * 0.0
+        own[l + M_CHECK * LANES] += (m + hx + hy + hz + s[0] + s[1] + s[2] + s[3] + s[4] + s[5]) * 0.0
 
 
 @_jit
@@ -302,10 +308,10 @@ def _load_floating_angles(X, n, Q, first, m_lanes):
 
 
 @_jit
-def _per_state_block(P, Q, H, first, last, C, floating):
+def _per_state_block(P, Q, H, first, last, floating):
     """M of rows first..last−1 by the per-state kernel (angles beyond the lanes' sine range):
     Q the chain's configurations, or with ``floating`` the floating q (the chain's are made
-    here: its six joints at zero); C[0] gains each entry times 0."""
+    here: its six joints at zero); returns Σ M_ij·0 over them."""
     n = P.shape[0] - 1
     if floating:
         QC = np.zeros((last - first, n))
@@ -315,17 +321,19 @@ def _per_state_block(P, Q, H, first, last, C, floating):
         _mass_matrix_rows(P, QC, H[first:last])
     else:
         _mass_matrix_rows(P, Q[first:last], H[first:last])
+    check = 0.0
     for k in range(first, last):
         for i in range(n):
             for j in range(n):
-                C[0] += H[k, i, j] * 0.0
+                check += H[k, i, j] * 0.0
+    return check
 
 
 @_jit
-def mass_matrix_lanes(P, Q, H, start, stop, X, C, floating):
+def mass_matrix_lanes(P, Q, H, start, stop, X, floating):
     """M of the states start..stop−1 (rows of Q (N, n)) into H (N, n, n), LANES at a time, in
-    the scratch X (n·CRBA_QUANTITIES·LANES entries); C (LANES,) gains each entry of M times 0
-    (NaN once one is not finite).  Each F_i = I^c_i S_i is carried down its path to the base
+    the scratch X (n·CRBA_QUANTITIES·LANES entries); returns Σ M_ij·0 over them (0.0, or NaN
+    when an entry is not finite).  Each F_i = I^c_i S_i is carried down its path to the base
     joint by joint, M_iλ = S_λᵀ F at each ancestor λ, the links in increasing order: F_i
     passes through its ancestors' TRANSIT quantities once theirs have gone.  With
     ``floating``, P is a free-flyer chain, Q the floating q (N, n + 1), and the chain's six
@@ -334,36 +342,48 @@ def mass_matrix_lanes(P, Q, H, start, stop, X, C, floating):
     n = P.shape[0] - 1
     bodies = FREE_FLYER_BASE if floating else 0         # the first link whose composite body is formed
     joints = bodies + 1 if floating else 0             # the first joint recursed over
+    check = 0.0
+    for i in range(bodies, n):                          # M_CHECK summed once, after the last block
+        own = _block(X, i, CRBA_QUANTITIES)
+        for l in range(LANES):
+            own[l + M_CHECK * LANES] = 0.0
     for first in range(start, stop, LANES):
         last = min(stop, first + LANES)
         m_lanes = last - first
         far = _load_floating_angles(X, n, Q, first, m_lanes) if floating else \
             _load_states(X, CRBA_QUANTITIES, n, Q, Q, Q, first, m_lanes, False, False)
         if far:
-            _per_state_block(P, Q, H, first, last, C, floating)
+            check += _per_state_block(P, Q, H, first, last, floating)
             continue
-        H[first:last] = 0.0                       # joints on different branches do not couple
         for i in range(bodies, n):
             _composite_start(P, X, i, m_lanes)
         for i in range(n - 1, joints - 1, -1):
             _joint_column(P, X, i, m_lanes)
-            _store_entry(_block(X, i, CRBA_QUANTITIES), M_DIAGONAL, H, first, m_lanes, i, i, C)
             parent = int(P[i, PARENT])
             if parent >= 0:
                 _composite_to_parent(P, X, i, parent, m_lanes)
+        # M's rows only now, the scratch's passes done: 16 of talos's M (320 KB) zeroed before
+        # pass 1 pushed the scratch out of the L2 cache (pass 1 took 2.5x as long)
+        H[first:last] = 0.0                       # joints on different branches do not couple
         if floating:
-            _base_block(P, X, H, first, m_lanes, C)
+            _base_block(P, X, H, first, m_lanes)
         for i in range(joints, n):
+            _store_entry(_block(X, i, CRBA_QUANTITIES), M_DIAGONAL, H, first, m_lanes, i, i)
             j, parent = i, int(P[i, PARENT])
             while parent >= 0:
                 _through_joint(P, X, j, 1.0 - P[parent, KIND], m_lanes)
                 if floating and parent == FREE_FLYER_BASE:
-                    _store_base_row(_block(X, j, CRBA_QUANTITIES), H, first, m_lanes, i, C)
+                    _store_base_row(_block(X, j, CRBA_QUANTITIES), H, first, m_lanes, i)
                     break
-                _store_entry(_block(X, j, CRBA_QUANTITIES), M_ENTRY, H, first, m_lanes, i, parent, C)
+                _store_entry(_block(X, j, CRBA_QUANTITIES), M_ENTRY, H, first, m_lanes, i, parent)
                 if P[parent, PARENT] >= 0:        # F_i on, into the TRANSIT of the joint it reached
                     _pass_on(X, j, parent)
                 j, parent = parent, int(P[parent, PARENT])
+    for i in range(bodies, n):
+        own = _block(X, i, CRBA_QUANTITIES)
+        for l in range(LANES):
+            check += own[l + M_CHECK * LANES]
+    return check
 
 
 def _mass_matrix_batch(P, Q, H):
@@ -371,7 +391,7 @@ def _mass_matrix_batch(P, Q, H):
     N, n = Q.shape[0], P.shape[0] - 1
     for block in nb.prange((N + BLOCK - 1) // BLOCK):
         X = np.empty(n * CRBA_QUANTITIES * LANES)
-        mass_matrix_lanes(P, Q, H, block * BLOCK, min(N, (block + 1) * BLOCK), X, np.zeros(LANES), False)
+        mass_matrix_lanes(P, Q, H, block * BLOCK, min(N, (block + 1) * BLOCK), X, False)
 
 
 mass_matrix_batch = _serial_and_parallel(_mass_matrix_batch)   # (serial, parallel)

@@ -347,11 +347,7 @@ def _mass_matrix_batch(P, Q, H, check):
         zero = 0.0
         for k in range(start, stop):
             zero += _zero_if_valid(Q, k)
-        C = np.zeros(LANES)
-        mass_matrix_lanes(P, Q, H, start, stop, np.empty(n * CRBA_QUANTITIES * LANES), C, True)
-        for l in range(LANES):
-            zero += C[l]
-        check[block] = zero
+        check[block] = zero + mass_matrix_lanes(P, Q, H, start, stop, np.empty(n * CRBA_QUANTITIES * LANES), True)
 
 
 mass_matrix_batch = _serial_and_parallel(_mass_matrix_batch)   # (serial, parallel)
