@@ -96,10 +96,6 @@ class Expansion:
             out[:, bv + g.motion] += velocity_offset(g.kind, v[:, g.v])
         return out
 
-    def offsets(self, v: np.ndarray) -> np.ndarray:
-        """d(v) on the chain's q̈ (N, chain nv): its acceleration at a = 0."""
-        return self.acceleration(v, np.zeros_like(v))
-
     def vector(self, chain_values: np.ndarray) -> np.ndarray:
         """The model's entries (N, nv) of a chain vector (N, chain nv): τ, a generalized force."""
         return chain_values[:, self.columns]
