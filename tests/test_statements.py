@@ -88,7 +88,8 @@ FLOATING = [(404, 6, dict(branched=True, prismatic=True)), (405, 4, dict(branche
 def test_floating_mass_matrix_equals_the_per_state_kernel(seed, n, options):
     """M of a floating robot by the lanes form with the free-flyer's six joints in closed
     form (composite_rigid_body.mass_matrix_lanes with ``floating``, through
-    free_flyer.mass_matrix_batch) against the per-state kernel on the free-flyer chain's
+    free_flyer.mass_matrix_batch), and by the per-state kernel's floating form (one state,
+    the derivatives' M), against the per-state kernel on the free-flyer chain's
     configurations, 1e-13; 45 states, two blocks of lanes and a partial one, the last
     block with an angle beyond the lanes' sine range (the per-state kernel inside)."""
     model = dp.load_urdf_string(random_tree_urdf(seed, n, **options), floating_base=True)
@@ -102,6 +103,9 @@ def test_floating_mass_matrix_equals_the_per_state_kernel(seed, n, options):
     assert check[0] == 0.0
     assert _relative(H_lanes, H_state) <= 1e-13
     assert not np.array_equal(H_lanes[:32], H_state[:32])     # two computations (see test_the_lanes_forms_ran)
+    H_floating = np.empty(H_state.shape)                       # the per-state kernel's own floating form
+    composite_rigid_body._floating_mass_matrix_rows(P, floating.chain_configuration(q), H_floating)
+    assert _relative(H_floating, H_state) <= 1e-13
 
 
 def test_the_lanes_forms_ran():

@@ -58,12 +58,15 @@ C_MASS, C_MOMENT, C_INERTIA, C_FORCE, C_TORQUE = W_ROWS.at("C_MASS", "C_MOMENT",
 
 
 @_inline
-def _crba_state(P, Q, k, H, W):
+def _crba_state(P, Q, k, H, W, floating):
     """M(q) (n, n) into H.  Composite bodies are kept as (m, h, I_O) about the link origin
     and moved to the parent with the parallel-axis theorem; then every F_i = I^c_i S_i is
     carried down to the base, all of them one joint at a time (independent products, where
-    carrying each F_i down its own path would make one long chain)."""
+    carrying each F_i down its own path would make one long chain).  With ``floating``, P is
+    a free-flyer chain (Q its configuration) whose six joints are the closed forms of the
+    module docstring: the recursion stops at the base link."""
     n = P.shape[0] - 1
+    joints = FREE_FLYER_BASE + 1 if floating else 0     # the first joint recursed over
     _placements(P, Q, k, W)
     for i in range(n):
         for j in range(n):
@@ -72,7 +75,7 @@ def _crba_state(P, Q, k, H, W):
         _put(W, i, C_MOMENT, _col(P, i, MOMENT))
         for a in range(3):
             _put(W, i, C_INERTIA + a, _col(P, i, INERTIA + 3 * a))
-    for i in range(n - 1, -1, -1):
+    for i in range(n - 1, joints - 1, -1):
         m, h = W[i, C_MASS, 0], _row(W, i, C_MOMENT)
         if P[i, KIND] == 0.0:               # F = I^c S: [I_O ẑ; ẑ × h] (revolute)
             torque = (W[i, C_INERTIA, 2], W[i, C_INERTIA + 1, 2], W[i, C_INERTIA + 2, 2])
@@ -87,7 +90,9 @@ def _crba_state(P, Q, k, H, W):
         parent = int(P[i, PARENT])
         if parent >= 0:
             _add_composite(W, i, parent, m, h)
-    for j in range(n - 1, -1, -1):          # children before parents: F_i in frame j → its parent's
+    if floating:
+        _base_block_state(P, W, H, k)
+    for j in range(n - 1, joints - 1, -1):  # children before parents: F_i in frame j → its parent's
         parent = int(P[j, PARENT])
         if parent >= 0:
             revolute, p = P[parent, KIND] == 0.0, _row(W, j, P_ROW)
@@ -95,10 +100,35 @@ def _crba_state(P, Q, k, H, W):
                 if W[i, C_MASS, 1] == j:
                     force = _mat_vec(W, j, R_ROW, _row(W, i, C_FORCE))
                     torque = _add(_mat_vec(W, j, R_ROW, _row(W, i, C_TORQUE)), _cross(p, force))
+                    if floating and parent == FREE_FLYER_BASE:     # in the base frame: M_i,0:6
+                        for e in range(3):
+                            H[k, i, e] = H[k, e, i] = force[e]
+                            H[k, i, 3 + e] = H[k, 3 + e, i] = torque[e]
+                        continue
                     _put(W, i, C_FORCE, force)
                     _put(W, i, C_TORQUE, torque)
                     W[i, C_MASS, 1] = parent
                     H[k, i, parent] = H[k, parent, i] = torque[2] if revolute else force[2]
+
+
+FREE_FLYER_BASE = 5                 # a free-flyer chain's base link (dyn_plugin.floating.free_flyer_chain)
+
+
+@_inline
+def _base_block_state(P, W, H, k):
+    """M_0:6,0:6 of state k: the composite body of link FREE_FLYER_BASE (the whole robot at
+    the base origin, base frame), [[m 1, −[h]×], [[h]×, I_O]], with the six joints'
+    armature on the diagonal (as _base_block over lanes)."""
+    m, h = W[FREE_FLYER_BASE, C_MASS, 0], _row(W, FREE_FLYER_BASE, C_MOMENT)
+    cross = ((0.0, -h[2], h[1]), (h[2], 0.0, -h[0]), (-h[1], h[0], 0.0))     # [h]×
+    for a in range(3):
+        for b in range(3):
+            H[k, a, b] = m if a == b else 0.0
+            H[k, 3 + a, 3 + b] = W[FREE_FLYER_BASE, C_INERTIA + a, b]
+            H[k, 3 + a, b] = cross[a][b]
+            H[k, b, 3 + a] = cross[a][b]                # −[h]× = [h]×ᵀ
+    for a in range(6):
+        H[k, a, a] += P[a, ARMATURE]
 
 
 @_inline
@@ -125,7 +155,16 @@ def _mass_matrix_rows(P, Q, H):
     """M (rows, n, n) of the states (rows) of Q into H."""
     W = _scratch(P)
     for k in range(Q.shape[0]):
-        _crba_state(P, Q, k, H, W)
+        _crba_state(P, Q, k, H, W, False)
+
+
+@_jit
+def _floating_mass_matrix_rows(P, Q, H):
+    """M (rows, n, n) of a free-flyer chain P at its configurations Q (rows) into H, its six
+    joints in closed form (_crba_state with ``floating``)."""
+    W = _scratch(P)
+    for k in range(Q.shape[0]):
+        _crba_state(P, Q, k, H, W, True)
 
 
 def mass_matrix_single(P, q, H):
@@ -245,9 +284,6 @@ def _store_entry(own, e, H, first, m_lanes, i, j):
 
 # -- the free-flyer chain's six joints in closed form (module docstring) ---------------------------
 
-FREE_FLYER_BASE = 5                 # a free-flyer chain's base link (dyn_plugin.floating.free_flyer_chain)
-
-
 @_inline
 def _store_base_row(own, H, first, m_lanes, i):
     """Joint i's F in transit, now in the base frame at the base origin (force, torque),
@@ -318,7 +354,7 @@ def _per_state_block(P, Q, H, first, last, floating):
         for k in range(first, last):
             for i in range(FREE_FLYER_BASE + 1, n):
                 QC[k - first, i] = Q[k, i + 1]
-        _mass_matrix_rows(P, QC, H[first:last])
+        _floating_mass_matrix_rows(P, QC, H[first:last])
     else:
         _mass_matrix_rows(P, Q[first:last], H[first:last])
     check = 0.0

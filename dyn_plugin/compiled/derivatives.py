@@ -282,7 +282,7 @@ def _forward_dynamics_derivatives_rows(P, Q, QD, TAU, QDD, DQ, DV, MINV):
     for k in range(Q.shape[0]):
         _aba_state(P, Q, QD, TAU, QDD, k, W)
         _id_derivatives_state(P, Q, QD, QDD, k, W, DQ, DV)
-        _crba_state(P, Q[k:k + 1], 0, M, W)
+        _crba_state(P, Q[k:k + 1], 0, M, W, False)
         if not _implicit(M[0], DQ[k], DV[k], MINV[k], X):
             MINV[k, 0, 0] = np.nan
 

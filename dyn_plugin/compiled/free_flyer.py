@@ -42,7 +42,7 @@ import numba as nb
 import numpy as np
 
 from .articulated_body import _forward_dynamics_rows
-from .composite_rigid_body import CRBA_QUANTITIES, FREE_FLYER_BASE, _mass_matrix_rows, mass_matrix_lanes
+from .composite_rigid_body import CRBA_QUANTITIES, FREE_FLYER_BASE, _floating_mass_matrix_rows, mass_matrix_lanes
 from .derivatives import _finite_matrices, _implicit, _inverse_dynamics_derivatives_rows, _square
 from .jit import CHUNK, inline as _inline, jit as _jit, serial_and_parallel as _serial_and_parallel
 from .lane_blocks import BLOCK, LANES
@@ -220,14 +220,15 @@ def forward_dynamics_single(P, q, v, tau, a):
 
 
 def mass_matrix_single(P, q, H):
-    """M (n, n) of one floating configuration into H: the chain's."""
+    """M (n, n) of one floating configuration into H: the chain's, its six joints in closed
+    form (:mod:`.composite_rigid_body`)."""
     n = P.shape[0] - 1
     status = _configuration_status(n, q)
     if status != OK or H.shape[0] != n or H.shape[1] != n:
         return status if status != OK else BAD_SHAPE
     QC = _stack_rows(1, n)
     _chain_joints(q, QC)
-    _mass_matrix_rows(P, QC, H[None])
+    _floating_mass_matrix_rows(P, QC, H[None])
     for i in range(n):
         status |= _finite_result(H[i])
     return status
@@ -267,7 +268,7 @@ def inverse_dynamics_derivatives_single(P, q, v, a, DQ, DV):
     _shifted(a, lin, ang, 1.0, AC)
     M = np.empty((1, n, n))
     _inverse_dynamics_derivatives_rows(P, QC, _one(v), AC, DQ[None], DV[None])
-    _mass_matrix_rows(P, QC, M)
+    _floating_mass_matrix_rows(P, QC, M)
     _base_columns(P, quaternion, _head(v), _tail(v), M, DQ[None], DV[None], 0)
     return _finite_matrices(n, DQ, DV)
 
@@ -286,7 +287,7 @@ def forward_dynamics_derivatives_single(P, q, v, tau, DQ, DV, MINV):
     _forward_dynamics_rows(P, QC, _one(v), _one(tau), QDDC)            # the chain's q̈ = a + d
     M = np.empty((1, n, n))
     _inverse_dynamics_derivatives_rows(P, QC, _one(v), QDDC, DQ[None], DV[None])
-    _mass_matrix_rows(P, QC, M)
+    _floating_mass_matrix_rows(P, QC, M)
     _base_columns(P, quaternion, _head(v), _tail(v), M, DQ[None], DV[None], 0)
     if not _implicit(M[0], DQ, DV, MINV, np.empty((n, 4 * n))):
         return NOT_FINITE_RESULT
