@@ -92,7 +92,9 @@ class FloatingBaseBackend(Backend):
     states do (anything they refuse -- a batch, a bad shape, a quaternion that is not unit,
     a result that is not finite -- takes Backend's validating path, whose errors name the
     problem); a batch gets d(q, v) from a compiled loop and runs the chain's batch kernels
-    on the states validated here.  Otherwise the map is :mod:`dyn_plugin.floating`'s numpy
+    on the states validated here, except M, whose kernel reads the floating q itself (the
+    free-flyer's six joints in closed form) and checks q and M as it goes (Backend._run's
+    checking form).  Otherwise the map is :mod:`dyn_plugin.floating`'s numpy
     and the chain backend's public methods run it."""
 
     capabilities = frozenset({"floating_base"})
