@@ -12,9 +12,9 @@ import pytest
 import dyn_plugin as dp
 from dyn_plugin.tools.cli import main
 
-FLOATING = """<robot name="floater"><link name="world"/><link name="body">
+BALL = """<robot name="baller"><link name="world"/><link name="body">
 <inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
-<joint name="free" type="floating"><parent link="world"/><child link="body"/></joint></robot>"""
+<joint name="free" type="ball"><parent link="world"/><child link="body"/></joint></robot>"""
 
 
 def test_validate_quick_suite_passes_and_writes_json(tmp_path, capsys):
@@ -64,14 +64,14 @@ def test_malformed_suite_file_exit_2(tmp_path, capsys):
     assert "broken.toml" in capsys.readouterr().err
 
 
-def test_floating_base_is_a_one_line_error(tmp_path):
-    path = tmp_path / "floater.urdf"
-    path.write_text(FLOATING)
+def test_an_unknown_joint_type_is_a_one_line_error(tmp_path):
+    path = tmp_path / "baller.urdf"
+    path.write_text(BALL)
     proc = subprocess.run([sys.executable, "-m", "dyn_plugin.tools.cli", "validate", "--robot", str(path)],
                           capture_output=True, text=True)
     assert proc.returncode == 2
-    assert "Traceback" not in proc.stderr
-    assert "'free'" in proc.stderr and "floating" in proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert "'free'" in proc.stderr and "'ball'" in proc.stderr and "spherical" in proc.stderr
 
 
 def test_robots_backends_info(capsys):
