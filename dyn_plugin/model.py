@@ -479,6 +479,12 @@ class RobotModel:
             i = int(np.argmax(self.armature < 0))
             raise ModelError(f"model {self.name!r}: armature of joint {self.joint_names[i]!r} must be >= 0 "
                              f"(kg·m², kg for a prismatic joint), got {self.armature[i]}")
+        geared = [i for i in self.multi_dof_indices if self.armature[i]]
+        if geared:
+            i = geared[0]
+            raise ModelError(f"model {self.name!r}: armature {self.armature[i]} on joint {self.joint_names[i]!r} "
+                             f"({self.joint_types[i]}); rotor inertia is one number for one degree of freedom "
+                             "(revolute and prismatic joints)")
         base = np.concatenate([[self.base_mass], self.base_com, self.base_inertia.reshape(9)])
         if base.shape != (13,) or not np.all(np.isfinite(base)) or self.base_mass < 0:
             raise ModelError(f"model {self.name!r}: the base link's mass, centre of mass (3,) and inertia (3, 3) "

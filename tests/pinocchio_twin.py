@@ -100,11 +100,18 @@ def _z_onto(u):
 
 
 def pinocchio_model_of_urdf(xml: str, floating_base: bool = False):
-    """pinocchio's model of the URDF text ``xml`` built here joint by joint (``addJoint``,
+    """pinocchio's model of the URDF text ``xml``: :func:`_built`'s."""
+    return _built(xml, floating_base)[0]
+
+
+def _built(xml: str, floating_base: bool = False):
+    """(pinocchio's model of the URDF text ``xml`` built here joint by joint (``addJoint``,
     ``appendBodyToJoint``, ``addFrame``) from a plain lxml reading: no code of dyn_plugin,
     and no urdfdom, which does not know pybullet's ``type="spherical"``.  Fixed joints merge
     their child into the body they hang on; every link is a BODY frame; a floating base is a
-    free-flyer ``root_joint``.  (Joint order is this walk's; map joints by name.)"""
+    free-flyer ``root_joint``.  (Joint order is this walk's; map joints by name.)  And
+    {link: (joint id, pin.SE3 of the link frame in that joint's frame)}: the identity but
+    for a continuous joint's child (:func:`_motion`) and links merged by fixed joints."""
     root = etree.fromstring(xml.encode())
     links = {link.get("name"): link for link in root.findall("link")}
     children = {}
@@ -113,25 +120,26 @@ def pinocchio_model_of_urdf(xml: str, floating_base: bool = False):
     child_links = {joint.find("child").get("link") for joint in root.findall("joint")}
     (base,) = [name for name in links if name not in child_links]
     pm = pin.Model()
-    where = {base: (0, pin.SE3.Identity())}                  # link -> (joint it moves with, placement there)
-    if floating_base:
-        where[base] = (pm.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), "root_joint"), pin.SE3.Identity())
-    stack = [base]
-    while stack:
-        link = stack.pop()
-        jid, placement = where[link]
+    where = {}                                   # link -> (joint it moves with, placement there)
+
+    def visit(link, jid, placement):
+        """Depth first: each subtree's joints contiguous, as pinocchio's algorithms (crba's
+        nvSubtree blocks) assume."""
+        where[link] = (jid, placement)
         pm.appendBodyToJoint(jid, _inertia(links[link]), placement)
         pm.addFrame(pin.Frame(link, jid, placement, pin.FrameType.BODY), False)
         for joint in children.get(link, []):
             child, origin = joint.find("child").get("link"), placement * _placement(joint)
             if joint.get("type") == "fixed":
-                where[child] = (jid, origin)
+                visit(child, jid, origin)
             else:
                 motion, link_in_joint = _motion(joint)
                 aligned = origin * link_in_joint.inverse()           # the joint frame (its axis: the motion's)
-                where[child] = (pm.addJoint(jid, motion, aligned, joint.get("name")), link_in_joint)
-            stack.append(child)
-    return pm
+                visit(child, pm.addJoint(jid, motion, aligned, joint.get("name")), link_in_joint)
+
+    root_joint = pm.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), "root_joint") if floating_base else 0
+    visit(base, root_joint, pin.SE3.Identity())
+    return pm, where
 
 
 class UrdfTwin:
@@ -142,18 +150,21 @@ class UrdfTwin:
 
     def __init__(self, model, xml: str):
         self.model, self.xml = model, xml
-        self.pm = pinocchio_model_of_urdf(xml, model.floating_base)
+        self.pm, self._links = _built(xml, model.floating_base)
         self.pd = self.pm.createData()
         kinds = {joint.get("name"): joint.get("type") for joint in etree.fromstring(xml.encode()).findall("joint")}
         q_at, v_at = (7, 6) if model.floating_base else (0, 0)
         copy_ours, copy_pin, angle_ours, angle_pin = list(range(q_at)), list(range(q_at)), [], []
         self.iv = list(range(v_at))
-        self.jid = []
+        self.jid, self.child = [], {}
+        children = {joint.get("name"): joint.find("child").get("link")
+                    for joint in etree.fromstring(xml.encode()).findall("joint")}
         for name in model.joint_names:
             kind, (nq, nv) = kinds[name], _SIZES[kinds[name]]
             jid = self.pm.getJointId(name)
             joint = self.pm.joints[jid]
             self.jid.append(jid)
+            self.child[jid] = children[name]
             if kind in ("continuous", "planar"):                  # the last entry an angle: (cos, sin)
                 copy_ours += range(q_at, q_at + nq - 1)
                 copy_pin += range(joint.idx_q, joint.idx_q + nq - 1)
@@ -168,6 +179,14 @@ class UrdfTwin:
         self.iv = np.array(self.iv, dtype=int)
         self._copy = (np.array(copy_ours, dtype=int), np.array(copy_pin, dtype=int))
         self._angle = (np.array(angle_ours, dtype=int), np.array(angle_pin, dtype=int))
+
+    def wrench(self, jid: int):
+        """data.f[jid] (force, moment) in the frame of the joint's child link (pinocchio's joint
+        frame is turned for a continuous joint, :func:`_motion`); a root joint's as it is."""
+        f = self.pd.f[jid]
+        if jid in self.child:
+            f = self._links[self.child[jid]][1].actInv(f)
+        return f.linear, f.angular
 
     def pin_q(self, q):
         q = np.asarray(q, dtype=float)
