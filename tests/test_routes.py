@@ -16,9 +16,10 @@ on each route that does not); ``test_every_capability_is_checked`` fails for a c
 added there and not here.  The references: pinocchio's ``rnea``, ``crba``, ``aba``,
 ``computeRNEADerivatives`` and ``computeABADerivatives`` (the Christoffel symbols from its
 ∂M/∂q), its free-flyer for a floating base, its full model projected by the URDF's mimic
-numbers (test_mimic.py), and for friction and stepping the closed forms of the law (viscous
-and sharp Coulomb, Schilling eq. 6-3-3) and of the semi-implicit Euler step on pinocchio's
-numbers.
+numbers (test_mimic.py), pinocchio's spherical, planar and free-flyer joints
+(test_multi_dof.py's twin), and for friction and stepping the closed forms of the law
+(viscous and sharp Coulomb, Schilling eq. 6-3-3) and of the semi-implicit Euler step on
+pinocchio's numbers.
 
 Tolerance: |route − pinocchio| ≤ 1e-9 · max(1, |pinocchio|), entry by entry.
 """
@@ -364,6 +365,34 @@ def test_mimic_joints_against_pinocchios_projected_full_model(name):
         ours["∂q̈/∂q"], ours["∂q̈/∂q̇"], ours["∂q̈/∂τ"] = be.forward_dynamics_derivatives(s.q, s.qd, s.tau)
     for what, mine in ours.items():
         assert_close(mine, ref[what], f"{name} {what} with mimic joints")
+
+
+@checks("multi_dof")
+@pytest.mark.parametrize("name", list(ROUTES))
+def test_multi_dof_joints_against_pinocchio(name):
+    """Every rigid route serves spherical, planar and floating joints (itself, or through
+    get_backend's chain of one-dof joints): τ, M, q̈ and the derivatives where declared,
+    against pinocchio's independent twin (test_multi_dof.py, 1e-12) on the tree holding every
+    kind with a floating root; a route of generated code on the small spherical tree (its
+    code is per model), without derivatives (their code alone compiles for ~20 s); a friction
+    route refuses by name."""
+    import test_multi_dof as md
+
+    c = md.case(*md.SMALL) if generated(name) else md.case("all", "floating")
+    if type(route(FRICTION_CASE, name)).can("friction"):
+        with pytest.raises(ModelError, match="friction laws are written for revolute and prismatic joints"):
+            ROUTES[name](c.model)
+        return
+    be = ROUTES[name](c.model)
+    assert be.can("multi_dof")
+    ours = {"τ": (be.inverse_dynamics(c.q, c.v, c.a), False), "M": (be.mass_matrix(c.q), False),
+            "q̈": (be.forward_dynamics(c.q, c.v, c.tau), True)}
+    if be.can("derivatives") and not generated(name):
+        ours["∂τ/∂q"], ours["∂τ/∂v"] = ((x, False) for x in be.inverse_dynamics_derivatives(c.q, c.v, c.a))
+        ours.update(zip(("∂q̈/∂q", "∂q̈/∂v", "∂q̈/∂τ"),
+                        ((x, True) for x in be.forward_dynamics_derivatives(c.q, c.v, c.tau))))
+    for what, (mine, per_state) in ours.items():
+        md.assert_close(mine, c.ref[what], f"{name} {what} with joints of several degrees of freedom", per_state)
 
 
 def test_every_capability_is_checked():
