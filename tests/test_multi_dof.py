@@ -455,3 +455,19 @@ def test_the_twin_is_pinocchios_parser_on_the_zoo_robots(robot):
 def test_the_twin_is_pinocchios_parser_on_planar_and_floating_joints(tree):
     seed, n, options = TREES[tree]
     _parser_and_twin_agree(random_tree_urdf(np.random.default_rng(seed), n, **options), True, seed)
+
+
+def test_pybullets_spherical_joint_with_cone_limits():
+    """pybullet_data's spherical_joint_limit.urdf: a spherical joint with pybullet's cone
+    ``<limit lower upper twist>`` (no velocity, which urdfdom wants of a floating joint's
+    limit): every backend that serves it against the twin."""
+    import pybullet_data
+
+    text = (Path(pybullet_data.getDataPath()) / "spherical_joint_limit.urdf").read_text()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dp.PhysicalValidityWarning)        # its neck breaks the triangle inequality
+        c = Case(text, False, 3)
+    for name in _compiled(c.model):
+        be = dp.get_backend(name, c.model)
+        assert_close(be.inverse_dynamics(c.q, c.v, c.a), c.ref["τ"], f"{name} τ")
+        assert_close(be.mass_matrix(c.q), c.ref["M"], f"{name} M")

@@ -275,7 +275,9 @@ def _build(pin, model):
 
 
 def _written_floating(text: str, joints) -> str:
-    """The URDF ``text`` with the joints named ``joints`` written ``type="floating"``."""
+    """The URDF ``text`` with the joints named ``joints`` written ``type="floating"``, without
+    their ``<limit>`` (pybullet's spherical cone limits ``lower upper twist``, which urdfdom
+    would refuse for want of a velocity; no limit enters the dynamics)."""
     from lxml import etree
 
     from ..urdf.reading import parse_xml
@@ -284,6 +286,8 @@ def _written_floating(text: str, joints) -> str:
     for element in root.findall("joint"):
         if element.get("name") in joints:
             element.set("type", FLOATING)
+            for limit in element.findall("limit"):
+                element.remove(limit)
     return etree.tostring(root, encoding="unicode")
 
 
