@@ -82,7 +82,8 @@ class PinocchioBackend(Backend):
                 two_q.append(k in angles)
                 offset += 2 if k in angles else 1
             idx_v += range(joint.idx_v, joint.idx_v + joint.nv)
-        self._idx_q, self._two_q, self._idx_v = np.array(idx_q, dtype=int), np.array(two_q), np.array(idx_v, dtype=int)
+        self._idx_q, self._two_q = np.array(idx_q, dtype=int), np.array(two_q, dtype=bool)
+        self._idx_v = np.array(idx_v, dtype=int)
 
     def to_pin_q(self, q):
         """Our configuration(s) (nq,) or (N, nq) as pinocchio's (angles as (cos, sin))."""
