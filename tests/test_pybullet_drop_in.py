@@ -358,7 +358,7 @@ def test_jacobian_answers_for_the_right_client():
             with c_level_output_silenced():
                 body = c.loadURDF("kuka_iiwa/model.urdf", [0.0, 0.0, 0.0], unit(np.array([0.3 * k, 0.0, 0.0, 1.0])),
                                   useFixedBase=True)
-        with pytest.raises(dp.InputError, match="2 pybullet clients are connected .* pass physicsClientId"):
+        with pytest.raises(dp.InputError, match=r"\d+ pybullet clients are connected .* pass physicsClientId"):
             calculateJacobian(body, 3, [0.1, 0.0, 0.0], q, zeros, zeros)
         answers = [np.vstack(dpb.install(c).calculateJacobian(body, 3, [0.1, 0.0, 0.0], q, zeros, zeros))
                    for c in clients]
