@@ -21,8 +21,8 @@ from .. import floating
 from ..compiled import NO_SINGLE_STATE_PATH
 from ..errors import ModelError
 from .base import Backend
+from .entry_point_path import EntryPointPath
 
-_empty = np.empty            # one global lookup instead of two, on the one-state paths
 
 # What the chain backend can do that stays true through the state map.  Not kept:
 # christoffel (the chain's Christoffel symbols are in its own coordinates, not in the
@@ -80,7 +80,7 @@ def floating_class(chain_class) -> type:
         "description": getattr(chain_class, "description", ""), "capabilities": capabilities | {"floating_base"}})
 
 
-class FloatingBaseBackend(Backend):
+class FloatingBaseBackend(EntryPointPath, Backend):
     """A fixed-base backend (``.chain``, on the free-flyer chain) serving a floating-base
     model: q (nq,), v, a, τ (nv,) in pinocchio's free-flyer convention (see
     :mod:`dyn_plugin.floating`).
@@ -108,7 +108,8 @@ class FloatingBaseBackend(Backend):
         entries = NO_SINGLE_STATE_PATH[:4] if self._kernels is None else self._kernels.entry_points
         self._inverse_entry, self._bias_entry, self._forward_entry, self._mass_entry = entries
         self._packed = None if self._kernels is None else self._kernels.packed
-        self._nv, self._square = model.nv, (model.nv, model.nv)
+        self._size, self._square = model.nv, (model.nv, model.nv)
+        self._derivative_entries = None if self._kernels is None else self._kernels.derivative_entry_points
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model.name!r}, n={self.model.n}, floating base, chain={self.chain!r})"
@@ -117,66 +118,6 @@ class FloatingBaseBackend(Backend):
         if name in SHARED_ATTRIBUTES:
             return getattr(self.chain, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    # -- one state: the compiled free-flyer kernels' entry points, when the chain has them ----
-
-    def inverse_dynamics(self, q, qd, qdd, f_ext=None):
-        if f_ext is None:
-            tau = _empty(self._nv)
-            try:
-                if self._inverse_entry(self._packed, q, qd, qdd, tau) == 0:
-                    return tau
-            except TypeError:
-                pass
-        return Backend.inverse_dynamics(self, q, qd, qdd, f_ext)
-
-    def forward_dynamics(self, q, qd, tau, f_ext=None):
-        if f_ext is None:
-            qdd = _empty(self._nv)
-            try:
-                if self._forward_entry(self._packed, q, qd, tau, qdd) == 0:
-                    return qdd
-            except TypeError:
-                pass
-        return Backend.forward_dynamics(self, q, qd, tau, f_ext)
-
-    def mass_matrix(self, q):
-        M = _empty(self._square)
-        try:
-            if self._mass_entry(self._packed, q, M) == 0:
-                return M
-        except TypeError:
-            pass
-        return Backend.mass_matrix(self, q)
-
-    def bias_forces(self, q, qd):
-        tau = _empty(self._nv)
-        try:
-            if self._bias_entry(self._packed, q, qd, tau) == 0:
-                return tau
-        except TypeError:
-            pass
-        return Backend.bias_forces(self, q, qd)
-
-    def inverse_dynamics_derivatives(self, q, qd, qdd):
-        if self._kernels is not None:
-            dq, dv = _empty(self._square), _empty(self._square)
-            try:
-                if self._kernels.derivative_entry_points[0](self._packed, q, qd, qdd, dq, dv) == 0:
-                    return dq, dv
-            except TypeError:
-                pass
-        return Backend.inverse_dynamics_derivatives(self, q, qd, qdd)
-
-    def forward_dynamics_derivatives(self, q, qd, tau):
-        if self._kernels is not None:
-            dq, dv, minv = _empty(self._square), _empty(self._square), _empty(self._square)
-            try:
-                if self._kernels.derivative_entry_points[1](self._packed, q, qd, tau, dq, dv, minv) == 0:
-                    return dq, dv, minv
-            except TypeError:
-                pass
-        return Backend.forward_dynamics_derivatives(self, q, qd, tau)
 
     # -- batches: the state map, then the chain backend --------------------------------------
 

@@ -5,7 +5,6 @@ readable numpy recursions of :mod:`dyn_plugin.algorithms` with ``compiled=False`
 from __future__ import annotations
 
 import contextlib
-from math import isfinite
 
 import numpy as np
 
@@ -15,79 +14,14 @@ from ..algorithms import newton_euler as ne
 from ..compiled import NO_SINGLE_STATE_PATH, CompiledDynamics, FreeFlyerKernels, entry_points
 from ..terms import Terms
 from .base import Backend, batch_args, check_finite, numpy_checked_afterwards, rotor_armature
+from .entry_point_path import EntryPointPath
 
 _empty = np.empty            # one global lookup instead of two, on the one-state paths
 
 
 
 
-class SingleStateFastPath:
-    """Public methods of :class:`Backend` with a shortcut for one state.
-
-    One state goes straight to its compiled kernel (``self._single``, SingleStateKernels):
-    each layer of Python here costs as much as the whole Newton-Euler pass.  Anything
-    else - batches, lists, bad input - makes the kernel refuse and takes the validating
-    path of Backend, whose errors name the problem.  Batches skip the attempt (a refused
-    numba call costs ~100 µs, to build its error message).  The four methods are spelled out
-    rather than generated because a shared helper would add a Python call to each, and
-    the shapes they allocate are set once (``_n``, ``_square``: ``model.n`` is a property).
-
-    A result that is not finite (overflow) is never returned: our kernels report it in
-    their status (``_single.checks_result``), for others the sum of the result is tested
-    (NaN or inf whenever an entry is; ~0.2 µs); either way the validating path then
-    raises :class:`~dyn_plugin.errors.NumericalError`.
-    """
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._n, self._square = self.model.n, (self.model.n, self.model.n)
-
-    def inverse_dynamics(self, q, qd, qdd, f_ext=None):
-        if f_ext is not None:                        # external wrenches: Backend's path
-            return super().inverse_dynamics(q, qd, qdd, f_ext)
-        tau = _empty(self._n)
-        try:
-            if getattr(q, "ndim", 0) == 1 and self._single.inverse_dynamics(q, qd, qdd, tau) == 0 \
-                    and (self._single.checks_result or isfinite(sum(tau.tolist()))):
-                return tau
-        except TypeError:
-            pass
-        return super().inverse_dynamics(q, qd, qdd)
-
-    def forward_dynamics(self, q, qd, tau, f_ext=None):
-        if f_ext is not None:                        # external wrenches: Backend's path
-            return super().forward_dynamics(q, qd, tau, f_ext)
-        qdd = _empty(self._n)
-        try:
-            if getattr(q, "ndim", 0) == 1 and self._single.forward_dynamics(q, qd, tau, qdd) == 0 \
-                    and (self._single.checks_result or isfinite(sum(qdd.tolist()))):
-                return qdd
-        except TypeError:
-            pass
-        return super().forward_dynamics(q, qd, tau)
-
-    def mass_matrix(self, q):
-        M = _empty(self._square)
-        try:
-            if getattr(q, "ndim", 0) == 1 and self._single.mass_matrix(q, M) == 0 \
-                    and (self._single.checks_result or isfinite(sum(M.ravel().tolist()))):
-                return M
-        except TypeError:
-            pass
-        return super().mass_matrix(q)
-
-    def bias_forces(self, q, qd):
-        tau = _empty(self._n)
-        try:
-            if getattr(q, "ndim", 0) == 1 and self._single.bias(q, qd, tau) == 0 \
-                    and (self._single.checks_result or isfinite(sum(tau.tolist()))):
-                return tau
-        except TypeError:
-            pass
-        return super().bias_forces(q, qd)
-
-
-class NewtonEulerBackend(SingleStateFastPath, Backend):
+class NewtonEulerBackend(EntryPointPath, Backend):
     """Recursive Newton-Euler in link frames (Fu Table 3.3 / eq. 3.3-57), O(n) per τ.
 
     Forward dynamics by Featherstone's articulated-body algorithm, O(n); the mass matrix by
@@ -110,78 +44,13 @@ class NewtonEulerBackend(SingleStateFastPath, Backend):
         self.compiled = bool(compiled)
         self.armature = rotor_armature(armature, self.model)
         self._fast = CompiledDynamics(self.model, self.armature) if self.compiled else None
-        self._single = self._fast.single if self.compiled else NO_SINGLE_STATE_PATH
         entry = self._fast.entry_points if self.compiled else NO_SINGLE_STATE_PATH     # one lookup each, below
         self._inverse_entry, self._bias_entry, self._forward_entry, self._mass_entry = entry[:4]
         self._packed = self._fast.packed if self.compiled else None
+        self._size, self._square = self.model.n, (self.model.n, self.model.n)
+        self._derivative_entries = self._fast.derivative_entry_points if self.compiled else None
         if self.compiled:
             self._rigid_kernels = self._fast          # the derivatives' kernels too (Backend's cached property)
-
-    # One state goes to the kernels' compiled entry points (entry_points.entry_point), past numba's
-    # dispatcher, which would spend ~0.2 µs typing the five arrays.  The entry point borrows
-    # the arrays (compiled.borrowed): anything but a C-contiguous numpy float64 vector raises
-    # TypeError there (a batch too, in ~0.4 µs); the kernel checks the rest (length, finite
-    # input and result); anything refused takes Backend's validating path.
-
-    def inverse_dynamics(self, q, qd, qdd, f_ext=None):
-        if f_ext is not None:                        # external wrenches: Backend's path
-            return Backend.inverse_dynamics(self, q, qd, qdd, f_ext)
-        tau = _empty(self._n)
-        try:
-            if self._inverse_entry(self._packed, q, qd, qdd, tau) == 0:
-                return tau
-        except TypeError:
-            pass
-        return Backend.inverse_dynamics(self, q, qd, qdd)
-
-    def forward_dynamics(self, q, qd, tau, f_ext=None):
-        if f_ext is not None:                        # external wrenches: Backend's path
-            return Backend.forward_dynamics(self, q, qd, tau, f_ext)
-        qdd = _empty(self._n)
-        try:
-            if self._forward_entry(self._packed, q, qd, tau, qdd) == 0:
-                return qdd
-        except TypeError:
-            pass
-        return Backend.forward_dynamics(self, q, qd, tau)
-
-    def mass_matrix(self, q):
-        M = _empty(self._square)
-        try:
-            if self._mass_entry(self._packed, q, M) == 0:
-                return M
-        except TypeError:
-            pass
-        return Backend.mass_matrix(self, q)
-
-    def bias_forces(self, q, qd):
-        tau = _empty(self._n)
-        try:
-            if self._bias_entry(self._packed, q, qd, tau) == 0:
-                return tau
-        except TypeError:
-            pass
-        return Backend.bias_forces(self, q, qd)
-
-    def inverse_dynamics_derivatives(self, q, qd, qdd):
-        if self.compiled:
-            dq, dv = _empty(self._square), _empty(self._square)
-            try:
-                if self._fast.derivative_entry_points[0](self._packed, q, qd, qdd, dq, dv) == 0:
-                    return dq, dv
-            except TypeError:
-                pass
-        return Backend.inverse_dynamics_derivatives(self, q, qd, qdd)
-
-    def forward_dynamics_derivatives(self, q, qd, tau):
-        if self.compiled:
-            dq, dv, minv = _empty(self._square), _empty(self._square), _empty(self._square)
-            try:
-                if self._fast.derivative_entry_points[1](self._packed, q, qd, tau, dq, dv, minv) == 0:
-                    return dq, dv, minv
-            except TypeError:
-                pass
-        return Backend.forward_dynamics_derivatives(self, q, qd, tau)
 
     def _checked_arithmetic(self):
         return contextlib.nullcontext() if self.compiled else numpy_checked_afterwards()

@@ -19,7 +19,7 @@ from ..symbolic.code_cache import load_generated
 from ..compiled import NO_SINGLE_STATE_PATH, SingleStateKernels
 from ..compiled.lanes import run_blocks
 from .base import Backend
-from .newton_euler_backend import SingleStateFastPath
+from .entry_point_path import SingleStateFastPath
 
 LANGS = ("python", "numba")
 

@@ -12,7 +12,7 @@ are the low-overhead path for one state: they return a non-zero status (or raise
 TypeError) instead of computing when the input is not finite float64 vectors of length
 n, and a non-zero status when the result is not finite (float64 overflow, e.g. q̇ =
 1e300), so that the caller falls back to the validating path and its clear error
-messages (see :class:`~dyn_plugin.backends.newton_euler_backend.SingleStateFastPath`).  Its
+messages (see :class:`~dyn_plugin.backends.entry_point_path.SingleStateFastPath`).  Its
 ``entry_points`` are the same kernels past numba's dispatcher (``kernel(packed, ...)``,
 :func:`.entry_points.entry_point`): they borrow their arrays (:mod:`.borrowed`) and raise
 TypeError for anything but C-contiguous numpy float64 arrays of the declared dimensions
