@@ -36,8 +36,8 @@ import functools
 
 import numpy as np
 
-from .errors import InputError
-from .joints import UNIT_TOLERANCE, quaternion_matrix
+from . import joints
+from .joints import quaternion_matrix
 from .kinematics import PRISMATIC, REVOLUTE, skew
 from .model import RobotModel
 
@@ -85,16 +85,8 @@ def base_rotations(q: np.ndarray) -> np.ndarray:
 
 def unit_quaternions(q: np.ndarray) -> np.ndarray:
     """q (N, nq) with each base quaternion normalised; an InputError for one whose norm is
-    not 1 within :data:`UNIT_TOLERANCE` (a rotation is not defined by it)."""
-    norms = np.linalg.norm(q[:, 3:7], axis=1)
-    bad = np.abs(norms - 1.0) > UNIT_TOLERANCE
-    if np.any(bad):
-        k = int(np.argmax(bad))
-        raise InputError(f"q's base orientation q[3:7] must be a unit quaternion (x, y, z, w); state {k} has norm "
-                         f"{norms[k]:.6g}")
-    q = q.copy()
-    q[:, 3:7] /= norms[:, None]
-    return q
+    not 1 within :data:`~dyn_plugin.joints.UNIT_TOLERANCE` (:func:`dyn_plugin.joints.unit_quaternions`)."""
+    return joints.unit_quaternions(q, slice(3, 7), "q's base orientation q[3:7] must be a unit quaternion (x, y, z, w)")
 
 
 def chain_configuration(q: np.ndarray) -> np.ndarray:

@@ -139,12 +139,18 @@ def unit_configuration(kind: str, q: np.ndarray, joint: str) -> np.ndarray:
     where = quaternion_index(kind)
     if where is None:
         return q
+    return unit_quaternions(q, where, f"joint {joint!r} ({kind}) takes a unit quaternion (x, y, z, w) in q")
+
+
+def unit_quaternions(q: np.ndarray, where: slice, what: str) -> np.ndarray:
+    """A copy of q (N, ...) with the quaternions q[:, where] normalised, or an InputError
+    ``"<what>; state k has norm ..."`` for the first whose norm is not 1 within
+    :data:`UNIT_TOLERANCE` (a rotation is not defined by it)."""
     norms = np.linalg.norm(q[:, where], axis=1)
     bad = np.abs(norms - 1.0) > UNIT_TOLERANCE
     if np.any(bad):
         k = int(np.argmax(bad))
-        raise InputError(f"joint {joint!r} ({kind}) takes a unit quaternion (x, y, z, w) in q; state {k} has norm "
-                         f"{norms[k]:.6g}")
+        raise InputError(f"{what}; state {k} has norm {norms[k]:.6g}")
     q = q.copy()
     q[:, where] /= norms[:, None]
     return q

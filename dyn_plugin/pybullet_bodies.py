@@ -11,7 +11,7 @@ from typing import Optional
 
 import numpy as np
 
-from . import floating
+from . import joints
 from .backends.registry import get_backend
 from .backends.pybullet_backend import PybulletBase, import_pybullet
 from .errors import InputError, URDFError
@@ -112,7 +112,7 @@ class BodyDynamics:
         if not np.all(np.isfinite(array)):
             raise InputError(f"{self.label}: {label} has a non-finite entry (NaN or inf) at "
                              f"index {int(np.argmax(~np.isfinite(array)))}")
-        if base == 7 and abs(np.linalg.norm(array[3:7]) - 1.0) > floating.UNIT_TOLERANCE:
+        if base == 7 and abs(np.linalg.norm(array[3:7]) - 1.0) > joints.UNIT_TOLERANCE:
             raise InputError(f"{self.label}: {label}[3:7] must be a unit quaternion (x, y, z, w), "
                              f"got norm {np.linalg.norm(array[3:7]):.6g}")
         out = np.empty(base + self.dof)

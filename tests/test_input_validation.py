@@ -192,10 +192,12 @@ def test_compiled_single_state_kernels_report_an_overflow(puma):
     Python fast path; the caller then takes the validating path, which raises."""
     be = dp.get_backend("newton_euler", puma)
     q, qd, out = np.full(6, 0.3), np.full(6, 1e300), np.empty(6)
-    assert be._single.inverse_dynamics(q, qd, q, out) != 0
-    assert be._single.bias(q, qd, out) != 0
-    assert be._single.forward_dynamics(q, qd, q, out) != 0
-    assert be._single.inverse_dynamics(q, q, q, out) == 0 and np.all(np.isfinite(out))
+    assert be._inverse_entry(be._packed, q, qd, q, out) != 0           # the entry points one state goes to
+    assert be._bias_entry(be._packed, q, qd, out) != 0
+    assert be._forward_entry(be._packed, q, qd, q, out) != 0
+    assert be._inverse_entry(be._packed, q, q, q, out) == 0 and np.all(np.isfinite(out))
+    with pytest.raises(NumericalError):
+        be.inverse_dynamics(q, qd, q)
 
 
 def test_symbolic_numba_single_state_does_not_leak_nan(puma):
