@@ -20,6 +20,7 @@ import numpy as np
 from .. import floating
 from ..compiled import NO_SINGLE_STATE_PATH
 from ..errors import ModelError
+from ..terms import Terms
 from .base import Backend
 from .entry_point_path import EntryPointPath
 
@@ -144,7 +145,17 @@ class FloatingBaseBackend(EntryPointPath, Backend):
         result here), else its public, validating method."""
         return getattr(self.chain, name if self._kernels is None else f"_batch_{name}")
 
+    def _kernel_result(self, result, q):
+        """The kernels' ``(result, unit)``: the result, or the InputError that names a state
+        whose quaternion is not unit."""
+        out, unit = result
+        if not unit:
+            floating.unit_quaternions(q)
+        return out
+
     def _batch_inverse_dynamics(self, q, qd, qdd):
+        if self._kernels is not None:
+            return self._kernel_result(self._kernels.torques(q, qd, qdd), q)
         d = self._offset(q, qd)
         return self._chain_method("inverse_dynamics")(floating.chain_configuration(q), qd, self._shifted(qdd, d))
 
@@ -182,6 +193,9 @@ class FloatingBaseBackend(EntryPointPath, Backend):
         """The chain's rigid-body τ at q̈ = d(q, v) (the parts of d asked for): the floating
         robot's bias, gravity or velocity terms.  A friction backend's inverse dynamics
         adds its friction, so there it is the chain's rigid bias plus M_chain d."""
+        if self._kernels is not None:           # newton_euler's chain: rigid, no friction
+            terms = Terms((Terms.GRAVITY if gravity else 0) | (Terms.VELOCITY if velocity else 0))
+            return self._kernel_result(self._kernels.torques(q, v, v, terms), q)
         d = self._shifted(np.zeros(v.shape), self._offset(q, v, gravity=gravity, velocity=velocity))
         qc = floating.chain_configuration(q)
         if not type(self.chain).can("friction"):
@@ -190,6 +204,8 @@ class FloatingBaseBackend(EntryPointPath, Backend):
         return velocity_part + np.einsum("nij,nj->ni", self.chain.mass_matrix(qc), d)
 
     def _batch_forward_dynamics(self, q, qd, tau):
+        if self._kernels is not None:
+            return self._kernel_result(self._kernels.forward_dynamics(q, qd, tau), q)
         d = self._offset(q, qd)
         return self._shifted(self._chain_method("forward_dynamics")(floating.chain_configuration(q), qd, tau), d, -1.0)
 

@@ -34,7 +34,7 @@ from .cache import install as _stamp_the_cache
 _stamp_the_cache()                   # before any kernel below is decorated (see .cache)
 
 from . import (articulated_body, cholesky, composite_rigid_body, derivatives, entry_points, free_flyer,  # noqa: E402
-               newton_euler)
+               free_flyer_lanes, newton_euler)
 from .lane_blocks import BLOCK  # noqa: E402
 from .layout import pack_model  # noqa: E402
 
@@ -216,6 +216,27 @@ class FreeFlyerKernels:
         """``(inverse(P, q, v, a, dq, dv), forward(P, q, v, tau, dq, dv, minv))`` -> status."""
         return tuple(entry_points.entry_point(f"free_flyer_{name}")
                      for name in ("inverse_dynamics_derivatives", "forward_dynamics_derivatives"))
+
+    def torques(self, q, v, a, terms=Terms.ALL):
+        """``(τ, unit)``: the ``terms`` (a :class:`~dyn_plugin.terms.Terms`) of τ (N, nv) of
+        the floating states q (N, nq), v, a (N, nv) (validated), the recursion started from
+        the base's motion (:mod:`.free_flyer_lanes`); ``unit`` False when a quaternion is not
+        unit within the tolerance (the caller names it)."""
+        q, v, a = contiguous(q, v, a)
+        tau = np.empty(v.shape)
+        bad = np.empty((len(q) + BLOCK - 1) // BLOCK, dtype=np.int64)
+        for_size(free_flyer_lanes.torques_batch, len(q))(self.packed, q, v, a, int(as_terms(terms)), tau, bad)
+        return tau, not bad.any()
+
+    def forward_dynamics(self, q, v, tau):
+        """``(a, unit)``: a (N, nv) of the floating states q (N, nq), v, τ (N, nv) (validated)
+        by the articulated-body algorithm started from the base (:mod:`.free_flyer_lanes`);
+        ``unit`` as for :meth:`torques`."""
+        q, v, tau = contiguous(q, v, tau)
+        a = np.empty(v.shape)
+        bad = np.empty((len(q) + BLOCK - 1) // BLOCK, dtype=np.int64)
+        for_size(free_flyer_lanes.forward_dynamics_batch, len(q))(self.packed, q, v, tau, a, bad)
+        return a, not bad.any()
 
     def offsets(self, q, v, velocity: bool = True, gravity: bool = True):
         """``(d, unit)``: d (N, 6), the base entries of the chain's q̈ − a (its ``velocity``

@@ -221,10 +221,18 @@ def _velocities(P, X, i, parent, m_lanes):
         own[l + C_ANG * LANES], own[l + (C_ANG + 1) * LANES] = rev * w[1] * rate, -rev * w[0] * rate
         own[l + C_LIN * LANES] = (rev * v[1] + pri * w[1]) * rate
         own[l + (C_LIN + 1) * LANES] = -(rev * v[0] + pri * w[0]) * rate
-        n_I = _add(_sym_vec(I, w), _cross(h, v))             # I v
-        f_I = _add(_cross(w, h), _scale(m, v))
-        _store3(own, l, BIAS_N, _add(_cross(w, n_I), _cross(v, f_I)))
-        _store3(own, l, BIAS_F, _cross(w, f_I))
+        bias_n, bias_f = _rigid_bias(m, h, I, w, v)
+        _store3(own, l, BIAS_N, bias_n)
+        _store3(own, l, BIAS_F, bias_f)
+
+
+@_inline
+def _rigid_bias(m, h, I, w, v):
+    """p = v ×* I v (moment, force) of a body (m, h = m c, I_O lower) moving at (ω, v) =
+    (w, v) in its frame (Featherstone 2008 Table 7.1)."""
+    n_I = _add(_sym_vec(I, w), _cross(h, v))             # I v
+    f_I = _add(_cross(w, h), _scale(m, v))
+    return _add(_cross(w, n_I), _cross(v, f_I)), _cross(w, f_I)
 
 
 @_inline

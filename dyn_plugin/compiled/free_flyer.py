@@ -41,12 +41,13 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from ..errors import ModelError
 from .articulated_body import _forward_dynamics_rows
 from .composite_rigid_body import CRBA_QUANTITIES, FREE_FLYER_BASE, _floating_mass_matrix_rows, mass_matrix_lanes
 from .derivatives import _finite_matrices, _implicit, _inverse_dynamics_derivatives_rows, _square
 from .jit import CHUNK, inline as _inline, jit as _jit, serial_and_parallel as _serial_and_parallel
 from .lane_blocks import BLOCK, LANES
-from .layout import FREE_FLYER_ACC
+from .layout import ARMATURE, FREE_FLYER_ACC
 from .newton_euler import TERM_ALL, _inverse_dynamics_rows
 from .scratch import _stack_rows
 from .status import BAD_SHAPE, NOT_FINITE, NOT_FINITE_RESULT, OK, _bad_shape, _finite_result, _one, _zero_if_finite
@@ -74,8 +75,12 @@ def check_constants() -> None:
 def pack_free_flyer(chain_packed: np.ndarray, gravity) -> np.ndarray:
     """The packed free-flyer chain (:func:`.layout.pack_model` of
     :func:`dyn_plugin.floating.free_flyer_chain`, gravity zero) with the world's gravity
-    (3,) m/s² for these kernels."""
+    (3,) m/s² for these kernels.  Its six base joints carry no armature (a ModelError
+    otherwise: the base is a body, not a motor; :mod:`.free_flyer_lanes` relies on it)."""
     P = np.array(chain_packed, dtype=float)
+    if np.any(P[:BASE_V, ARMATURE] != 0.0):
+        raise ModelError("a free-flyer chain's six base joints carry no armature (the floating base is a body, "
+                         f"not a motor); got {P[:BASE_V, ARMATURE].tolist()}")
     P[-1, FREE_FLYER_ACC:FREE_FLYER_ACC + 3] = -np.asarray(gravity, dtype=float)
     return P
 
