@@ -1,12 +1,20 @@
 """The free-flyer map inside the compiled kernels (dyn_plugin/compiled/free_flyer.py): one
 floating state goes straight to their entry points, batches get d(q, v) from a compiled
 loop; both against pinocchio's free flyer (built here from the URDF text), against the
-numpy map of dyn_plugin.floating, and with the clear errors of the validating path.
+numpy map of dyn_plugin.floating, and with the clear errors of the validating path.  The
+batches of τ and q̈ started from the base link (dyn_plugin/compiled/free_flyer_lanes.py):
+their count of quaternions that are not unit (and the InputError naming the state through
+the backend's parallel batches), and solo12's and talos's batches (example-robot-data)
+against dyn_plugin's pinocchio backend.
 
-Tolerance: |ours − pinocchio| ≤ 1e-9 · max(1, |pinocchio|), entry by entry (test_floating_base's).
+Tolerance: |ours − pinocchio| ≤ 1e-9 · max(1, |pinocchio|), entry by entry (test_floating_base's);
+the lanes batches 1e-12 relative per state (test_statements._relative), 1e-13 against our
+per-state kernels.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pytest
@@ -15,14 +23,17 @@ pin = pytest.importorskip("pinocchio")
 
 import dyn_plugin as dp  # noqa: E402
 from dyn_plugin import floating  # noqa: E402
-from dyn_plugin.compiled import NO_SINGLE_STATE_PATH, free_flyer  # noqa: E402
+from dyn_plugin.compiled import NO_SINGLE_STATE_PATH, free_flyer, free_flyer_lanes, newton_euler  # noqa: E402
+from dyn_plugin.compiled.lane_blocks import BLOCK  # noqa: E402
+from dyn_plugin.compiled.lanes import EXACT_RANGE  # noqa: E402
 from dyn_plugin.compiled.layout import MASS  # noqa: E402
-from dyn_plugin.errors import InputError, NumericalError  # noqa: E402
+from dyn_plugin.errors import InputError, NumericalError, UnknownRobotError  # noqa: E402
 from dyn_plugin.kinematics import PRISMATIC  # noqa: E402
 from dyn_plugin.loops import PARALLEL_FROM  # noqa: E402
 from dyn_plugin.sampling import random_states  # noqa: E402
 from test_floating_base import floating_tree  # noqa: E402
 from test_random_trees import assert_close  # noqa: E402
+from test_statements import _relative  # noqa: E402
 
 OPERATIONS = {  # method -> (its arguments among q, v, a, tau; pinocchio's reference key or None)
     "inverse_dynamics": (("q", "v", "a"), "tau"), "forward_dynamics": (("q", "v", "tau"), "qdd"),
@@ -174,3 +185,85 @@ def test_chain_without_kernels_keeps_the_numpy_map():
     be = dp.get_backend("newton_euler", t.model, compiled=False)
     assert_close(be.inverse_dynamics(t.q[0], t.v[0], t.a[0]), t.ref["tau"][0], "τ, numpy route")
     assert floating.BASE_V == free_flyer.BASE_V
+
+
+# -- the lanes batches started from the base (compiled/free_flyer_lanes.py) ----------------------
+
+def test_lanes_batches_count_quaternions_that_are_not_unit():
+    """free_flyer_lanes' τ and q̈ batches, serial and parallel, over two tasks (BLOCK + 45
+    states): a quaternion of norm 1 + 3·UNIT_TOLERANCE is counted in its task's ``bad``, in a
+    block of lanes (state 9) as in a block that falls back on the per-state kernels (state
+    BLOCK + 40, beside a joint at 2·EXACT_RANGE); one of norm 1 + 0.5·UNIT_TOLERANCE (state 20)
+    is not, and is read normalised: every other state's τ, bias and q̈ match pinocchio's at
+    the unit quaternion, 1e-12 relative, and state 20's the per-state kernel's, 1e-13."""
+    t = floating_tree("tree7-prismatic")
+    be = dp.get_backend("newton_euler", t.model)
+    N, off_unit, near, far = BLOCK + 45, (9, BLOCK + 40), 20, BLOCK + 38
+    rows = np.arange(N) % len(t.q)                                   # the states of t, repeated
+    q, v, a, tau = t.q[rows], t.v[rows], t.a[rows], t.tau[rows]
+    q[list(off_unit), 3:7] *= 1.0 + 3.0 * free_flyer.UNIT_TOLERANCE
+    q[near, 3:7] *= 1.0 + 0.5 * free_flyer.UNIT_TOLERANCE
+    q[far, 7 + t.model.joint_types.index("revolute")] = 2.0 * EXACT_RANGE
+    fine = np.setdiff1d(np.arange(N), off_unit + (far,))
+    one_tau, one_qdd = np.empty(t.model.nv), np.empty(t.model.nv)    # the per-state kernels at state `near`
+    assert be._inverse_entry(be._packed, q[near], v[near], a[near], one_tau) == 0
+    assert be._forward_entry(be._packed, q[near], v[near], tau[near], one_qdd) == 0
+    for serial_or_parallel in (0, 1):
+        for terms, key in ((newton_euler.TERM_BIAS, "bias"), (newton_euler.TERM_ALL, "tau")):
+            out, bad = np.empty(v.shape), np.empty(2, dtype=np.int64)
+            free_flyer_lanes.torques_batch[serial_or_parallel](be._packed, q, v, a, terms, out, bad)
+            assert bad.tolist() == [1, 1], key
+            assert _relative(out[fine], t.ref[key][rows[fine]]) <= 1e-12, key
+        assert _relative(out[near:near + 1], one_tau[None]) <= 1e-13          # τ (TERM_ALL)
+        out, bad = np.empty(v.shape), np.empty(2, dtype=np.int64)
+        free_flyer_lanes.forward_dynamics_batch[serial_or_parallel](be._packed, q, v, tau, out, bad)
+        assert bad.tolist() == [1, 1]
+        assert _relative(out[fine], t.ref["qdd"][rows[fine]]) <= 1e-12
+        assert _relative(out[near:near + 1], one_qdd[None]) <= 1e-13
+
+
+@pytest.mark.parametrize("method", ["inverse_dynamics", "forward_dynamics", "bias_forces", "gravity_torques"])
+def test_parallel_batch_names_the_quaternion_that_is_not_unit(method):
+    """A batch of PARALLEL_FROM + 3 states (the parallel loop, three tasks) with one
+    quaternion of norm 1 + 3·UNIT_TOLERANCE, in the last task: the backend's InputError names
+    that state (the kernels report it, dyn_plugin.floating names it)."""
+    t = floating_tree("tree5")
+    be = dp.get_backend("newton_euler", t.model)
+    s = random_states(t.model, PARALLEL_FROM + 3, seed=3)
+    k = PARALLEL_FROM + 1
+    s.q[k, 3:7] *= 1.0 + 3.0 * free_flyer.UNIT_TOLERANCE
+    args = {"inverse_dynamics": (s.q, s.qd, s.qdd), "forward_dynamics": (s.q, s.qd, s.tau),
+            "bias_forces": (s.q, s.qd), "gravity_torques": (s.q,)}[method]
+    with pytest.raises(InputError, match=rf"unit quaternion.*; state {k} has norm"):
+        getattr(be, method)(*args)
+
+
+def legged_robot(name: str):
+    """example-robot-data's ``name`` ("solo12", "talos") with its free flyer, or a skip
+    where that package is not installed (tools.bench.robots' UnknownRobotError)."""
+    from dyn_plugin.tools.bench.robots import load_bench_robot
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", dp.URDFWarning)      # talos: mimic joints kept independent
+            return load_bench_robot(name)
+    except UnknownRobotError as error:
+        pytest.skip(str(error))
+
+
+@pytest.mark.parametrize("robot", ["solo12", "talos"])
+def test_legged_batches_match_pinocchio(robot):
+    """The batch routes started from the base (free_flyer_lanes through FloatingBaseBackend):
+    τ, q̈, bias and gravity of solo12 (nv 18) and talos (nv 50) against pinocchio's
+    free flyer (dyn_plugin's pinocchio backend), 1e-12 relative, on PARALLEL_FROM + 3
+    states (the parallel loop), one with a joint at 2·EXACT_RANGE (its block of lanes falls
+    back on the per-state kernels) and one with a quaternion of norm 1 + 0.5·UNIT_TOLERANCE."""
+    model = legged_robot(robot)
+    ours, pinocchio = dp.get_backend("newton_euler", model), dp.get_backend("pinocchio", model)
+    N = PARALLEL_FROM + 3
+    s = random_states(model, N, seed=5)
+    s.q[N - 2, 7 + 3] = 2.0 * EXACT_RANGE
+    s.q[5, 3:7] *= 1.0 + 0.5 * free_flyer.UNIT_TOLERANCE
+    for method, args in {"inverse_dynamics": (s.q, s.qd, s.qdd), "forward_dynamics": (s.q, s.qd, s.tau),
+                         "bias_forces": (s.q, s.qd), "gravity_torques": (s.q,)}.items():
+        assert _relative(getattr(ours, method)(*args), getattr(pinocchio, method)(*args)) <= 1e-12, method

@@ -9,6 +9,11 @@ to the first on the same states (CONTRIBUTING, "One statement of each recursion"
   1e-13 relative (the same equations, the sums formed in another order); and the mass
   matrix's floating form (the free-flyer chain's six joints in closed form, states read
   from the floating q) against the per-state kernel on the chain configuration;
+* a floating robot's τ (each term) and q̈ over a batch started from the base link
+  (``free_flyer_lanes``: the floating q read in the kernel, the massless chain links
+  skipped) against the per-state kernels on its free-flyer chain at the chain's q̈ = a + d
+  (d of dyn_plugin.floating in numpy, the parts each term asks for), 1e-13; base armature
+  refused (``free_flyer.pack_free_flyer``);
 * the hand-differentiated tangent of ``compiled/derivatives.py`` against the per-state
   Newton-Euler kernel ``_rnea_state`` itself run on dual numbers (``compiled/traced.py``):
   ∂τ/∂q and ∂τ/∂q̇ agree to 1e-12 relative.
@@ -28,11 +33,14 @@ import pytest
 
 import dyn_plugin as dp
 from dyn_plugin import floating
-from dyn_plugin.compiled import articulated_body, composite_rigid_body, derivatives, free_flyer, newton_euler
+from dyn_plugin.compiled import (articulated_body, composite_rigid_body, derivatives, free_flyer, free_flyer_lanes,
+                                 newton_euler)
 from dyn_plugin.compiled.lanes import EXACT_RANGE
 from dyn_plugin.compiled.layout import pack_model
 from dyn_plugin.compiled.scratch import ROWS
 from dyn_plugin.compiled.traced import python_form
+from dyn_plugin.errors import ModelError
+from dyn_plugin.kinematics import REVOLUTE
 from urdf_factory import random_tree_urdf
 
 TREES = [(401, 7, dict(branched=True, prismatic=True)), (402, 9, dict(branched=True, prismatic=False)),
@@ -106,6 +114,84 @@ def test_floating_mass_matrix_equals_the_per_state_kernel(seed, n, options):
     H_floating = np.empty(H_state.shape)                       # the per-state kernel's own floating form
     composite_rigid_body._floating_mass_matrix_rows(P, floating.chain_configuration(q), H_floating)
     assert _relative(H_floating, H_state) <= 1e-13
+
+
+def _floating_packed_and_states(model, N=45, seed=0):
+    """A floating model's packed free-flyer chain (free_flyer.pack_free_flyer: the world's
+    gravity for the kernels) with armature 0.05..0.3 on the robot's joints and none on the
+    six base joints, and N floating states q (N, nv + 1), v, x (N, nv): 45 are two full
+    blocks of lanes and a partial one; one state of the last block has a revolute joint at
+    2·EXACT_RANGE (that block runs the per-state kernels)."""
+    rng = np.random.default_rng(seed)
+    chain = floating.free_flyer_chain(model)
+    P = free_flyer.pack_free_flyer(pack_model(chain, np.concatenate([np.zeros(6), np.linspace(0.05, 0.3, model.n)])),
+                                   model.gravity)
+    base_q, base_v, base_a = floating.random_base_states(rng, N, 2.0, 20.0)
+    q = np.concatenate([base_q, rng.uniform(-np.pi, np.pi, (N, model.n))], 1)
+    v = np.concatenate([base_v, rng.normal(0, 2, (N, model.n))], 1)
+    x = np.concatenate([base_a, rng.normal(0, 20, (N, model.n))], 1)
+    q[-3, 7 + model.joint_types.index(REVOLUTE)] = 2.0 * EXACT_RANGE
+    return P, q, v, x
+
+
+def _chain_torques(model, P, q, v, a, terms):
+    """The ``terms`` of a floating robot's τ by the per-state kernel on its free-flyer chain:
+    the chain's configuration, v (with TERM_VELOCITY) and q̈ = a (with TERM_INERTIA) + d(q, v)
+    (dyn_plugin.floating.acceleration_offset: its velocity part with TERM_VELOCITY, its
+    gravity part with TERM_GRAVITY)."""
+    moving = terms & newton_euler.TERM_VELOCITY != 0
+    d = floating.acceleration_offset(model, q, v, gravity=terms & newton_euler.TERM_GRAVITY != 0, velocity=moving)
+    acceleration = d + (a if terms & newton_euler.TERM_INERTIA else 0.0)
+    tau = np.empty(v.shape)
+    newton_euler._inverse_dynamics_rows(P, floating.chain_configuration(q), v if moving else np.zeros(v.shape),
+                                        acceleration, newton_euler.TERM_ALL, tau)
+    return tau
+
+
+def _chain_accelerations(model, P, q, v, tau):
+    """A floating robot's q̈ by the per-state articulated-body kernel on its free-flyer
+    chain, less d(q, v)."""
+    chain_qdd = np.empty(v.shape)
+    articulated_body._forward_dynamics_rows(P, floating.chain_configuration(q), v, tau, chain_qdd)
+    return chain_qdd - floating.acceleration_offset(model, q, v)
+
+
+@pytest.mark.parametrize("seed, n, options", FLOATING)
+def test_floating_lanes_forms_equal_the_per_state_kernels(seed, n, options):
+    """τ (each of the five TERMS) and q̈ of a floating robot by free_flyer_lanes (the
+    recursions started from the base link, reading the floating q) against the per-state
+    kernels on the free-flyer chain (the map of dyn_plugin.floating in numpy), 1e-13; no
+    quaternion counted as not unit.  The two full blocks of lanes are another computation
+    than the per-state fallback of free_flyer_lanes (its sums in another order: not
+    bit-equal), the last block with a joint beyond the sine range is that fallback itself."""
+    model = dp.load_urdf_string(random_tree_urdf(seed, n, **options), floating_base=True)
+    P, q, v, x = _floating_packed_and_states(model, seed=seed)
+    bad = np.empty(1, dtype=np.int64)
+    for name, terms in TERMS.items():
+        lanes, fallback = np.empty(v.shape), np.empty(v.shape)
+        free_flyer_lanes.torques_batch[0](P, q, v, x, terms, lanes, bad)
+        assert bad[0] == 0, name
+        assert _relative(lanes, _chain_torques(model, P, q, v, x, terms)) <= 1e-13, name
+        free_flyer_lanes._torques_per_state(P, q, v, x, terms, fallback, 0, len(q))
+        assert not np.array_equal(lanes[:32], fallback[:32]), name
+        assert np.array_equal(lanes[32:], fallback[32:]), name
+    lanes, fallback = np.empty(v.shape), np.empty(v.shape)
+    free_flyer_lanes.forward_dynamics_batch[0](P, q, v, x, lanes, bad)
+    assert bad[0] == 0
+    assert _relative(lanes, _chain_accelerations(model, P, q, v, x)) <= 1e-13
+    free_flyer_lanes._forward_per_state(P, q, v, x, fallback, 0, len(q))
+    assert not np.array_equal(lanes[:32], fallback[:32])
+    assert np.array_equal(lanes[32:], fallback[32:])
+
+
+def test_free_flyer_chain_refuses_base_armature():
+    """pack_free_flyer refuses armature on the six base joints (the base is a body, not a
+    motor; free_flyer_lanes starts the recursion from the base link and has none there)."""
+    model = dp.load_urdf_string(random_tree_urdf(405, 4, branched=False, prismatic=False), floating_base=True)
+    armature = np.zeros(model.nv)
+    armature[4] = 0.1
+    with pytest.raises(ModelError, match="six base joints carry no armature"):
+        free_flyer.pack_free_flyer(pack_model(floating.free_flyer_chain(model), armature), model.gravity)
 
 
 def test_the_lanes_forms_ran():
