@@ -150,7 +150,7 @@ def unit_quaternions(q: np.ndarray, where: slice, what: str) -> np.ndarray:
     bad = np.abs(norms - 1.0) > UNIT_TOLERANCE
     if np.any(bad):
         k = int(np.argmax(bad))
-        raise InputError(f"{what}; state {k} has norm {norms[k]:.6g}")
+        raise InputError(f"{what}; state {k} has norm {norms[k]:.12g} (1 within {UNIT_TOLERANCE:g} is normalised)")
     q = q.copy()
     q[:, where] /= norms[:, None]
     return q

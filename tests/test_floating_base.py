@@ -280,3 +280,38 @@ def test_validate_a_floating_robot_against_both_references(tmp_path):
     compared = {(c["backend"], c["reference"], c["quantity"]) for c in report["results"]}
     assert ("newton_euler", "pybullet", "traj_gravity") in compared and ("newton_euler_friction", "pybullet", "step") in compared
     assert max(c["max_rel"] for c in report["results"]) < 1e-9
+
+
+@pytest.mark.parametrize("tree", ["chain3", "tree7-prismatic"])
+def test_generated_code_takes_one_floating_state_through_the_compiled_map(tree):
+    """symbolic_numba's one floating state goes to the map's entry points (the state mapped
+    to the chain's in compiled code, then the generated one-state code: no numpy map, ~1 µs
+    instead of ~120 µs on solo12), and equals pinocchio; anything the entry points refuse
+    (a quaternion that is not unit, a NaN, a wrong length) gets the validating path's error."""
+    t = floating_tree(tree)
+    be = dp.get_backend("symbolic_numba", t.model)
+    nv = t.model.nv
+    out, M = np.empty(nv), np.empty((nv, nv))
+    assert be._inverse_entry(be._packed, t.q[0], t.v[0], t.a[0], out) == 0          # the entry point computes
+    assert_close(out, t.ref["tau"][0], "entry point τ")
+    for k in range(3):
+        q, v, a, tau = t.q[k], t.v[k], t.a[k], t.tau[k]
+        assert be._forward_entry(be._packed, q, v, tau, out) == 0
+        assert_close(out, t.ref["qdd"][k], "entry point q̈")
+        assert be._bias_entry(be._packed, q, v, out) == 0
+        assert_close(out, t.ref["bias"][k], "entry point bias")
+        assert be._mass_entry(be._packed, q, M) == 0
+        assert_close(M, t.ref["M"][k], "entry point M")
+        assert_close(be.inverse_dynamics(q, v, a), t.ref["tau"][k], "τ")
+        assert_close(be.forward_dynamics(q, v, tau), t.ref["qdd"][k], "q̈")
+    q = t.q[0].copy()
+    q[3:7] *= 2.0
+    assert be._inverse_entry(be._packed, q, t.v[0], t.a[0], out) != 0
+    with pytest.raises(InputError, match="unit quaternion"):
+        be.inverse_dynamics(q, t.v[0], t.a[0])
+    v = t.v[0].copy()
+    v[-1] = np.nan
+    with pytest.raises(InputError, match="finite"):
+        be.forward_dynamics(t.q[0], v, t.tau[0])
+    with pytest.raises(InputError, match=rf"shape \({t.model.nq},\)"):
+        be.mass_matrix(t.q[0, :-1])

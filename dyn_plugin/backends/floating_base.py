@@ -18,7 +18,7 @@ import functools
 import numpy as np
 
 from .. import floating
-from ..compiled import NO_SINGLE_STATE_PATH
+from ..compiled import NO_SINGLE_STATE_PATH, FreeFlyerKernels
 from ..errors import ModelError
 from ..terms import Terms
 from .base import Backend
@@ -95,8 +95,13 @@ class FloatingBaseBackend(EntryPointPath, Backend):
     problem); a batch gets d(q, v) from a compiled loop and runs the chain's batch kernels
     on the states validated here, except M, whose kernel reads the floating q itself (the
     free-flyer's six joints in closed form) and checks q and M as it goes (Backend._run's
-    checking form).  Otherwise the map is :mod:`dyn_plugin.floating`'s numpy
-    and the chain backend's public methods run it."""
+    checking form).  ID and FD batches go to kernels of their own, which read the floating
+    states and start the recursions from the base's motion (:mod:`dyn_plugin.compiled.free_flyer_lanes`).
+    A chain backend with only the compiled map (``free_flyer_kernels`` giving a
+    :class:`~dyn_plugin.compiled.FreeFlyerMap`: the generated code's) gets one state through
+    the map's entry points into its own one-state code, and batches through the map's d(q, v)
+    and its batch kernels.  Otherwise the map is :mod:`dyn_plugin.floating`'s numpy and the
+    chain backend's public methods run it."""
 
     capabilities = frozenset({"floating_base"})
 
@@ -105,12 +110,13 @@ class FloatingBaseBackend(EntryPointPath, Backend):
         self.chain = chain_backend
         self.friction = None          # a friction backend's FrictionModel of the robot's n joints
         make = getattr(type(chain_backend), "free_flyer_kernels", None)
-        self._kernels = make(chain_backend, model.gravity) if make is not None else None
-        entries = NO_SINGLE_STATE_PATH[:4] if self._kernels is None else self._kernels.entry_points
+        self._map = make(chain_backend, model.gravity) if make is not None else None
+        self._kernels = self._map if isinstance(self._map, FreeFlyerKernels) else None
+        entries = NO_SINGLE_STATE_PATH[:4] if self._map is None else self._map.entry_points
         self._inverse_entry, self._bias_entry, self._forward_entry, self._mass_entry = entries
-        self._packed = None if self._kernels is None else self._kernels.packed
+        self._packed = None if self._map is None else self._map.packed
         self._size, self._square = model.nv, (model.nv, model.nv)
-        self._derivative_entries = None if self._kernels is None else self._kernels.derivative_entry_points
+        self._derivative_entries = None if self._map is None else self._map.derivative_entry_points
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model.name!r}, n={self.model.n}, floating base, chain={self.chain!r})"
@@ -125,10 +131,10 @@ class FloatingBaseBackend(EntryPointPath, Backend):
     def _offset(self, q, v, gravity: bool = True, velocity: bool = True):
         """The base entries (N, 6) of d(q, v) (:func:`~dyn_plugin.floating.acceleration_offset`,
         the parts asked for); an InputError for a quaternion that is not unit."""
-        if self._kernels is None:
+        if self._map is None:
             return floating.acceleration_offset(self.model, floating.unit_quaternions(q), v, gravity,
                                                 velocity)[:, :floating.BASE_V]
-        d, unit = self._kernels.offsets(q, v, velocity=velocity, gravity=gravity)
+        d, unit = self._map.offsets(q, v, velocity=velocity, gravity=gravity)
         if not unit:
             floating.unit_quaternions(q)              # names the state and its norm
         return d
@@ -143,7 +149,7 @@ class FloatingBaseBackend(EntryPointPath, Backend):
         """The chain backend's ``name`` ("inverse_dynamics", ...) for states validated here: its
         batch kernel itself when the compiled kernels route them (Backend._run checks the
         result here), else its public, validating method."""
-        return getattr(self.chain, name if self._kernels is None else f"_batch_{name}")
+        return getattr(self.chain, name if self._map is None else f"_batch_{name}")
 
     def _kernel_result(self, result, q):
         """The kernels' ``(result, unit)``: the result, or the InputError that names a state
@@ -216,9 +222,9 @@ class FloatingBaseBackend(EntryPointPath, Backend):
         self.chain._require_derivatives()
         qc, acc = floating.chain_configuration(q), self._shifted(qdd, self._offset(q, qd))
         dq, dv, da = self.chain._batch_inverse_dynamics_jacobians(qc, qd, acc)
-        if self._kernels is not None:
+        if self._map is not None:
             dq, dv = np.require(dq, float, ("C", "W")), np.require(dv, float, ("C", "W"))     # fresh: no copy
-            self._kernels.base_columns(q, qd, da, dq, dv)
+            self._map.base_columns(q, qd, da, dq, dv)
             return dq, dv, da
         dd_dq, dd_dv = floating.acceleration_offset_derivatives(self.model, floating.unit_quaternions(q), qd)
         dq = dq.copy()

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import BackendError
 from ..symbolic.code_cache import load_generated
-from ..compiled import NO_SINGLE_STATE_PATH, SingleStateKernels
+from ..compiled import NO_SINGLE_STATE_PATH, FreeFlyerMap, SingleStateKernels, pack_model
 from ..compiled.lanes import run_blocks
 from .base import Backend
 from .entry_point_path import SingleStateFastPath
@@ -55,6 +55,14 @@ class SymbolicBackend(SingleStateFastPath, Backend):
                                            module.forward_dynamics_state, module.mass_matrix_state,
                                            checks_result=True)
                         if lang == "numba" else NO_SINGLE_STATE_PATH)
+
+    def free_flyer_kernels(self, gravity):
+        """The compiled map of a floating robot whose free-flyer chain
+        (:func:`dyn_plugin.floating.free_flyer_chain`) is this backend's model, under the
+        world's ``gravity`` (3,) m/s² (:class:`~dyn_plugin.compiled.FreeFlyerMap`): with
+        ``lang="numba"`` one floating state goes to the generated one-state code through it.
+        :class:`~dyn_plugin.backends.floating_base.FloatingBaseBackend` uses it."""
+        return FreeFlyerMap(pack_model(self.model), gravity, self._single if self.lang == "numba" else None)
 
     @property
     def counts(self) -> dict:

@@ -35,10 +35,11 @@ _stamp_the_cache()                   # before any kernel below is decorated (see
 
 from . import (articulated_body, cholesky, composite_rigid_body, derivatives, entry_points, free_flyer,  # noqa: E402
                free_flyer_lanes, newton_euler)
+from .borrowed import MATRIX, VECTOR, entry_of  # noqa: E402
 from .lane_blocks import BLOCK  # noqa: E402
 from .layout import pack_model  # noqa: E402
 
-__all__ = ["CompiledDynamics", "FreeFlyerKernels", "NO_SINGLE_STATE_PATH", "SingleStateKernels",
+__all__ = ["CompiledDynamics", "FreeFlyerKernels", "FreeFlyerMap", "NO_SINGLE_STATE_PATH", "SingleStateKernels",
            "implicit_derivatives", "pack_model", "shifted_spd_solve"]
 
 
@@ -194,11 +195,51 @@ class CompiledDynamics:
         return dq, dv, minv
 
 
-class FreeFlyerKernels:
-    """A floating-base robot's kernels (:mod:`.free_flyer`): its free-flyer chain's packed
-    model ``chain_packed`` (:attr:`CompiledDynamics.packed` of the chain) with the world's
-    ``gravity`` (3,) m/s², for the floating state itself: q (nq,) or (N, nq), v, a, τ (nv,)
-    or (N, nv).
+class FreeFlyerMap:
+    """The map of a floating-base robot's states to its free-flyer chain's, compiled
+    (:mod:`.free_flyer`), for a backend that runs the chain: the chain's packed model
+    ``chain_packed`` (:func:`.layout.pack_model`) with the world's ``gravity`` (3,) m/s²;
+    q (N, nq), v (N, nv).  With the chain backend's typed one-state kernels ``single`` (a
+    :class:`SingleStateKernels`, e.g. the generated code's) one floating state goes to
+    ``entry_points`` (:func:`.free_flyer.chain_entries`: the map, then those kernels, all
+    compiled), else they refuse (status -1)."""
+
+    derivative_entry_points = None
+
+    def __init__(self, chain_packed, gravity, single=None):
+        self.packed = free_flyer.pack_free_flyer(chain_packed, gravity)
+        self.entry_points = NO_SINGLE_STATE_PATH[:4] if single is None else _chain_entries(
+            single.inverse_dynamics, single.forward_dynamics, single.mass_matrix)
+
+    def offsets(self, q, v, velocity: bool = True, gravity: bool = True):
+        """``(d, unit)``: d (N, 6), the base entries of the chain's q̈ − a (its ``velocity``
+        and ``gravity`` parts) of states q (N, nq), v (N, nv) (validated, C-contiguous);
+        ``unit`` False when d has a NaN: a quaternion that is not unit within the tolerance
+        (its d is then unspecified: the caller names the state), or an overflow."""
+        q, v = contiguous(q, v)
+        d = np.empty((len(q), free_flyer.BASE_V))
+        for_size(free_flyer.offsets_batch, len(q))(self.packed, q, v, bool(velocity), bool(gravity), d)
+        return d, not np.isnan(d[:, 0].sum())
+
+    def base_columns(self, q, v, M, dq, dv) -> None:
+        """The chain's ∂τ/∂q, ∂τ/∂v (N, nv, nv) at the chain states made the floating robot's,
+        in place (:func:`.free_flyer._base_columns`); M (N, nv, nv) the mass matrices."""
+        q, v, M = contiguous(q, v, M)
+        for_size(free_flyer.base_columns_batch, len(q))(self.packed, q, v, M, dq, dv)
+
+
+@functools.lru_cache(maxsize=None)
+def _chain_entries(inverse, forward, mass) -> tuple:
+    """:func:`.free_flyer.chain_entries` for these kernels, compiled once per process, past
+    numba's dispatcher where the arrays can be borrowed (:func:`.borrowed.entry_of`)."""
+    return tuple(entry_of(kernel) for kernel in free_flyer.chain_entries(inverse, forward, mass, VECTOR, MATRIX))
+
+
+class FreeFlyerKernels(FreeFlyerMap):
+    """A floating-base robot's kernels (:mod:`.free_flyer`, :mod:`.free_flyer_lanes`): its
+    free-flyer chain's packed model ``chain_packed`` (:attr:`CompiledDynamics.packed` of the
+    chain) with the world's ``gravity`` (3,) m/s², for the floating state itself: q (nq,) or
+    (N, nq), v, a, τ (nv,) or (N, nv).
 
     ``entry_points``: the one-state kernels past numba's dispatcher, ``(inverse(P, q, v, a,
     tau), bias(P, q, v, tau), forward(P, q, v, tau, a), mass(P, q, M), inverse derivatives(P,
@@ -238,16 +279,6 @@ class FreeFlyerKernels:
         for_size(free_flyer_lanes.forward_dynamics_batch, len(q))(self.packed, q, v, tau, a, bad)
         return a, not bad.any()
 
-    def offsets(self, q, v, velocity: bool = True, gravity: bool = True):
-        """``(d, unit)``: d (N, 6), the base entries of the chain's q̈ − a (its ``velocity``
-        and ``gravity`` parts) of states q (N, nq), v (N, nv) (validated, C-contiguous);
-        ``unit`` False when d has a NaN: a quaternion that is not unit within the tolerance
-        (its d is then unspecified: the caller names the state), or an overflow."""
-        q, v = contiguous(q, v)
-        d = np.empty((len(q), free_flyer.BASE_V))
-        for_size(free_flyer.offsets_batch, len(q))(self.packed, q, v, bool(velocity), bool(gravity), d)
-        return d, not np.isnan(d[:, 0].sum())
-
     def mass_matrix(self, q):
         """``(M, fine)``: M (N, nv, nv) of configurations q (N, nq) (shape-validated) by the
         composite-rigid-body lanes form, the free-flyer's six joints in closed form
@@ -258,9 +289,3 @@ class FreeFlyerKernels:
         check = np.empty((len(q) + BLOCK - 1) // BLOCK)
         for_size(free_flyer.mass_matrix_batch, len(q))(self.packed, q, H, check)
         return H, check.sum() == 0.0
-
-    def base_columns(self, q, v, M, dq, dv) -> None:
-        """The chain's ∂τ/∂q, ∂τ/∂v (N, nv, nv) at the chain states made the floating robot's,
-        in place (:func:`.free_flyer._base_columns`); M (N, nv, nv) the mass matrices."""
-        q, v, M = contiguous(q, v, M)
-        for_size(free_flyer.base_columns_batch, len(q))(self.packed, q, v, M, dq, dv)

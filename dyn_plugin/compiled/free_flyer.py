@@ -359,3 +359,76 @@ def _mass_matrix_batch(P, Q, H, check):
 mass_matrix_batch = _serial_and_parallel(_mass_matrix_batch)   # (serial, parallel)
 
 check_constants()
+
+
+# -- another backend's one-state kernels on the chain, made the floating robot's ------------------
+
+def _closure(signature):
+    """numba's compiler for a kernel that calls another backend's (a closure: compiled per
+    process, not cached), typed for exactly ``signature``, keeping the GIL."""
+    return nb.njit(signature, error_model="numpy", fastmath={"contract"}, nogil=False)
+
+
+def chain_entries(inverse, forward, mass, vector, matrix) -> tuple:
+    """``(inverse(P, q, v, a, tau), bias(P, q, v, tau), forward(P, q, v, tau, a), mass(P, q,
+    M))`` -> status, for one floating state, from the free-flyer chain's typed one-state
+    kernels of another backend (``inverse(q, qd, qdd, tau)``, ``forward(q, qd, tau, qdd)``,
+    ``mass(q, M)`` -> 0 or a non-zero status, e.g. the generated code's ``*_state``): the map
+    to the chain done here, as in :func:`inverse_dynamics_single` and its siblings, with P
+    the :func:`pack_free_flyer` of the chain.  ``vector``, ``matrix``: the numba types of
+    their array arguments."""
+    model, state = nb.float64[:, ::1], vector
+
+    @_closure(nb.int64(model, state, state, state, state))
+    def inverse_entry(P, q, v, a, tau):
+        n = P.shape[0] - 1
+        status = _state_status(n, q, v, a)
+        if status != OK or tau.shape[0] != n:
+            return status if status != OK else BAD_SHAPE
+        quaternion = _unit_quaternion(q[3], q[4], q[5], q[6])[0]
+        QC, AC = np.empty((1, n)), np.empty((1, n))
+        _chain_joints(q, QC)
+        lin, ang = _offset(P, quaternion, _head(v), _tail(v), True, True)
+        _shifted(a, lin, ang, 1.0, AC)
+        return inverse(QC[0], v, AC[0], tau)
+
+    @_closure(nb.int64(model, state, state, state))
+    def bias_entry(P, q, v, tau):
+        n = P.shape[0] - 1
+        status = _state_status(n, q, v, v)
+        if status != OK or tau.shape[0] != n:
+            return status if status != OK else BAD_SHAPE
+        quaternion = _unit_quaternion(q[3], q[4], q[5], q[6])[0]
+        QC, AC = np.empty((1, n)), np.zeros((1, n))
+        _chain_joints(q, QC)
+        lin, ang = _offset(P, quaternion, _head(v), _tail(v), True, True)
+        _shifted(AC[0], lin, ang, 1.0, AC)
+        return inverse(QC[0], v, AC[0], tau)
+
+    @_closure(nb.int64(model, state, state, state, state))
+    def forward_entry(P, q, v, tau, a):
+        n = P.shape[0] - 1
+        status = _state_status(n, q, v, tau)
+        if status != OK or a.shape[0] != n:
+            return status if status != OK else BAD_SHAPE
+        quaternion = _unit_quaternion(q[3], q[4], q[5], q[6])[0]
+        QC = np.empty((1, n))
+        _chain_joints(q, QC)
+        status = forward(QC[0], v, tau, a)
+        lin, ang = _offset(P, quaternion, _head(v), _tail(v), True, True)
+        for e in range(3):
+            a[e] -= lin[e]
+            a[3 + e] -= ang[e]
+        return status if status != OK else _finite_result(a)
+
+    @_closure(nb.int64(model, state, matrix))
+    def mass_entry(P, q, M):
+        n = P.shape[0] - 1
+        status = _configuration_status(n, q)
+        if status != OK or M.shape[0] != n or M.shape[1] != n:
+            return status if status != OK else BAD_SHAPE
+        QC = np.empty((1, n))
+        _chain_joints(q, QC)
+        return mass(QC[0], M)
+
+    return inverse_entry, bias_entry, forward_entry, mass_entry
