@@ -541,3 +541,20 @@ def test_bench_keeps_freed_memory_so_a_second_batch_does_not_fault():
     kept, default = run("keep"), run("default")
     assert kept[0].startswith("glibc, freed memory kept")
     assert int(kept[1]) <= 5 and int(default[0]) >= 20
+
+
+def test_generated_backends_skip_large_models_unless_chosen():
+    """By default the generated backends are not timed on a model of more than
+    GENERATED_DEFAULT_NV velocities (numba would compile its code for many minutes): a note
+    says so and how to ask for it; newton_euler is built as usual."""
+    from dyn_plugin.tools.bench.results import BenchResult
+    from dyn_plugin.tools.bench.runner import GENERATED_DEFAULT_NV, _build_ours
+    from urdf_factory import random_tree_urdf
+
+    model = dp.load_urdf_string(random_tree_urdf(np.random.default_rng(5), GENERATED_DEFAULT_NV + 1))
+    result = BenchResult(settings={}, environment={}, measurements=[], unavailable=[], checks=[], warmups=[],
+                         notes=[], robots={})
+    built = _build_ours(result, "big", model, ["newton_euler", "symbolic_numba"], chosen=False)
+    assert list(built) == ["newton_euler"]
+    assert any("symbolic_numba skipped by default" in note and "--backend symbolic_numba" in note
+               for note in result.notes)

@@ -29,6 +29,8 @@ from .timing import (BUDGET, LOOP_BUDGET, LOOP_MIN_STATES, SMALL_N, TARGET, _cal
 __all__ = ["CHECK_RTOL", "CHECK_STATES", "PARALLEL_RTOL", "check_pinocchio_parallel", "resolve", "resolve_workers",
            "run_bench"]
 
+GENERATED_DEFAULT_NV = 30   # by default the generated backends are timed up to this many velocities: numba
+                            # compiles talos's (nv 50, a 2.3 MB module) for over ten minutes on a 2-core machine
 CHECK_STATES = 16      # states of the correctness checks
 CHECK_RTOL = 1e-8      # ours vs pinocchio, |diff| / max(1, |ref|)
 PARALLEL_RTOL = 1e-12  # pinocchio's parallel functions vs its loop
@@ -168,7 +170,8 @@ def resolve(robots=None, backends=None, ops=None, sizes=None, against=None, repe
     if repeat is not None and repeat < 1:
         raise InputError(f"{argument('repeat')} must be at least 1, got {repeat}")
     return {"models": models, "ops": ops, "sizes": sizes, "against": against,
-            "backends": list(dict.fromkeys(ours)), "repeat": repeat, "workers": resolve_workers(workers)}
+            "backends": list(dict.fromkeys(ours)), "chosen_backends": bool(backends), "repeat": repeat,
+            "workers": resolve_workers(workers)}
 
 
 # --------------------------------------------------------------------------- the run
@@ -261,13 +264,19 @@ def run_bench(robots: Optional[Sequence[str]] = None, backends: Optional[Sequenc
     return result
 
 
-def _build_ours(result, robot, model, names) -> dict:
+def _build_ours(result, robot, model, names, chosen: bool = True) -> dict:
     """Our backends ``names`` (registered: :func:`resolve` checked) for ``model``; one that
-    cannot be built for it is skipped with a note."""
-    from ...backends.registry import get_backend
+    cannot be built for it is skipped with a note, and so is a generated one on a model of
+    more than GENERATED_DEFAULT_NV velocities unless the backends were ``chosen`` (``--backend``)."""
+    from ...backends.registry import backend_class, get_backend
 
     built = {}
     for name in names:
+        if not chosen and getattr(backend_class(name), "kind", "") == "generated" and model.nv > GENERATED_DEFAULT_NV:
+            result.notes.append(f"{robot}: {name} skipped by default (nv {model.nv} > {GENERATED_DEFAULT_NV}: numba "
+                                "compiles generated code of this size for many minutes, once); time it with "
+                                f"--backend {name}")
+            continue
         try:
             built[name] = get_backend(name, model)
         except BackendError as exc:
@@ -327,7 +336,7 @@ class _RobotBench:
         self.target, self.budget, self.loop_budget, self.tick = target, budget, loop_budget, tick
         against, sizes = opts["against"], opts["sizes"]
         self.states = random_states(model, max(max(sizes), 2), seed=seed)
-        self.ours = _build_ours(result, robot, model, opts["backends"])
+        self.ours = _build_ours(result, robot, model, opts["backends"], chosen=opts.get("chosen_backends", True))
         for name, be in self.ours.items():
             for op, entry in operation_flops(be).items():
                 if op in opts["ops"]:
