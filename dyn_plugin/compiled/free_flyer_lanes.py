@@ -16,7 +16,7 @@ motion is the base's (:mod:`.free_flyer`'s module docstring: the chain's q̈ = a
   −g enters at a base block; τ's base entries are the base link's whole wrench (own and
   children's) in its frame about its origin, (force, moment), as the chain's joints at
   zero along the base axes carry it;
-- forward dynamics (Featherstone 2008 Table 7.1, the floating base of §9.4 / Table 9.6):
+- forward dynamics (Featherstone 2008 Table 7.1, with a floating base as in its ch. 9):
   the base link's velocity is (ω, v) = (v_ang, v_lin), its velocity-product acceleration
   c = 0, p^A and I^A are formed from its children as for any link, then its spatial
   acceleration, gravity removed, is the solution of I^A a' = τ_B − p^A (τ_B = (τ_ang,
@@ -26,9 +26,9 @@ motion is the base's (:mod:`.free_flyer`'s module docstring: the chain's q̈ = a
 The base link's joints carry no armature (the chain of a floating model has none there:
 :func:`.free_flyer.pack_free_flyer` refuses it).  Every state's quaternion is read as the
 other kernels read it (:func:`.free_flyer._unit_quaternion`): a norm within UNIT_TOLERANCE
-of 1 is normalised, any other is reported in ``check`` (the caller names the state).  A
-block of lanes with a joint angle beyond lanes.EXACT_RANGE runs the per-state kernels of
-:mod:`.free_flyer` on the chain instead.  Held to those, to pinocchio and to the numpy map
+of 1 is normalised, any other is counted (``bad``: the caller names the state).  A block
+of lanes with a joint angle beyond lanes.EXACT_RANGE runs the chain's per-state kernels
+instead, the map done state by state.  Held to those, to pinocchio and to the numpy map
 of :mod:`dyn_plugin.floating` in ``tests/test_free_flyer_kernels.py`` and
 ``tests/test_statements.py``.
 """
