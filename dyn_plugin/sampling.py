@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import InputError
+from .configuration import difference, integrate, is_euclidean
 from .joints import KINDS, random_configurations
 from .model import RobotModel
 
@@ -92,40 +92,51 @@ def trajectory_states(model: RobotModel, count: int, rng: np.random.Generator, s
     """``count`` states along rest-to-rest quintics between random configurations.
 
     The states are cut into ⌈count / samples⌉ trajectories of (as nearly as possible) equal
-    length.  Each goes from q_a to q_b, both uniform within :func:`position_bounds`, as
-    q(t) = q_a + (q_b − q_a)(10s³ − 15s⁴ + 6s⁵), s = t/T (the quintic of
+    length.  Each goes from q_a to q_b, drawn within :func:`position_bounds`, as
+    q(t) = q_a + (q_b − q_a) s(t), s(t) = 10σ³ − 15σ⁴ + 6σ⁵, σ = t/T (the quintic of
     :func:`dyn_plugin.studies.friction_study.reference_trajectory`), sampled at equally spaced
     t ∈ [0, T] (both ends included, so each starts and ends at rest).  T (s) is the
     shortest duration whose peak speed 1.875|Δq|/T and peak acceleration 5.7735|Δq|/T²
     stay within ``speed`` and ``acceleration`` on every joint, so the states cover the
     ranges of :func:`uniform_states`; q never leaves the bounds (the quintic is monotone).
 
-    Returns q, q̇, q̈ (count, n), t (count,) s since the trajectory's start and
+    A floating base or a joint of several degrees of freedom moves along the geodesic of
+    its group instead, q(t) = q_a ⊕ s(t) Δ with Δ = q_b ⊖ q_a (:mod:`dyn_plugin.configuration`,
+    pinocchio's ``integrate``/``difference``; q_a, q_b drawn as :func:`uniform_states` draws
+    configurations): its velocity (a body twist) is exactly ṡΔ and its acceleration s̈Δ,
+    the one-dof joints' formula above.  Mimic joints follow their leaders (no columns).
+
+    Returns q (count, nq), q̇, q̈ (count, nv), t (count,) s since the trajectory's start and
     trajectory (count,) int, the index of each state's trajectory (0, 1, ...).
     """
-    if model.multi_dof_indices:
-        i = model.multi_dof_indices[0]
-        raise InputError(f"trajectory states are quintics of one-degree-of-freedom joints; joint "
-                         f"{model.joint_names[i]!r} of robot {model.name!r} is {model.joint_types[i]}")
-    lower, upper = position_bounds(model)
     pieces = [part for part in np.array_split(np.arange(count), -(-count // samples)) if len(part)] if count else []
     q, qd, qdd, t, index = [], [], [], [], []
     for k, part in enumerate(pieces):
-        start, end = rng.uniform(lower, upper), rng.uniform(lower, upper)
-        travel = end - start
+        start, end = _configuration_pair(model, rng)
+        travel = end - start if is_euclidean(model) else difference(model, start[None], end[None])[0]
         size = float(np.abs(travel).max())
         duration = max(1.875 * size / speed, np.sqrt(10.0 / np.sqrt(3.0) * size / acceleration), 1e-3)
         times = np.linspace(0.0, duration, len(part))
-        q_k, qd_k, qdd_k = quintic(times, duration, start, travel)
-        q.append(q_k)
+        q_k, qd_k, qdd_k = quintic(times, duration, np.zeros(model.nv), travel)    # q_k: (q_b ⊖ q_a) s(t)
+        q.append(start + q_k if is_euclidean(model) else integrate(model, np.repeat(start[None], len(part), 0), q_k))
         qd.append(qd_k)
         qdd.append(qdd_k)
         t.append(times)
         index.append(np.full(len(part), k))
     if not pieces:
-        empty = np.empty((0, model.n))
-        return empty, empty.copy(), empty.copy(), np.empty(0), np.empty(0, dtype=int)
+        return (np.empty((0, model.nq)), np.empty((0, model.nv)), np.empty((0, model.nv)), np.empty(0),
+                np.empty(0, dtype=int))
     return np.concatenate(q), np.concatenate(qd), np.concatenate(qdd), np.concatenate(t), np.concatenate(index)
+
+
+def _configuration_pair(model: RobotModel, rng: np.random.Generator) -> tuple:
+    """Two configurations (nq,) within :func:`position_bounds`: uniform on one-dof joints
+    (the independent ones), else as :func:`uniform_states` draws them."""
+    if is_euclidean(model):
+        lower, upper = (bound[model.independent_indices] for bound in position_bounds(model))
+        return rng.uniform(lower, upper), rng.uniform(lower, upper)
+    pair = uniform_states(model, 2, rng)[0]
+    return pair[0], pair[1]
 
 
 def quintic(t: np.ndarray, duration: float, start: np.ndarray, travel: np.ndarray) -> tuple:

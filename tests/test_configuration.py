@@ -106,3 +106,42 @@ def test_a_one_dof_model_is_euclidean():
     q, v = random_states(model, 2, seed=1).q, np.ones((2, model.nv))
     np.testing.assert_array_equal(configuration.integrate(model, q, v), q + v)
     assert not configuration.is_euclidean(MODELS[0])
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: f"{m.name}{'-floating' if m.floating_base else ''}")
+def test_trajectory_states_move_along_geodesics(model):
+    """dyn_plugin.sampling.trajectory_states on joints of several degrees of freedom and a
+    floating base: q (nq), q̇, q̈ (nv) rest to rest, and q̇, q̈ the rates of q, q̇ — pinocchio's
+    ``difference`` between neighbouring samples equals the trapezoid of q̇ over the step (to
+    O(h³): 2e-9 at 2001 samples), and q̇'s step that of q̈."""
+    from dyn_plugin.sampling import trajectory_states
+
+    twin = TWINS[model.name]
+    q, qd, qdd, t, index = trajectory_states(model, 4002, np.random.default_rng(3), samples=2001)
+    assert q.shape == (4002, model.nq) and qd.shape == qdd.shape == (4002, model.nv)
+    assert list(np.unique(index)) == [0, 1]
+    for k in (0, 1):
+        one = index == k
+        Q, V, A, h = q[one], qd[one], qdd[one], np.diff(t[one])[:, None]
+        assert np.abs(V[[0, -1]]).max() < 1e-12 and np.abs(A[[0, -1]]).max() < 1e-12      # rest to rest
+        steps = np.array([twin.ours_v(pin.difference(twin.pm, twin.pin_q(a), twin.pin_q(b)))
+                          for a, b in zip(Q[:-1], Q[1:])])
+        scale = np.abs(V).max()
+        assert np.abs(steps - 0.5 * h * (V[1:] + V[:-1])).max() <= 2e-9 * max(1.0, scale)
+        assert np.abs(np.diff(V, axis=0) - 0.5 * h * (A[1:] + A[:-1])).max() <= 2e-9 * max(1.0, np.abs(A).max())
+        assert not np.allclose(V, 0.0)                                                          # it moves
+
+
+def test_trajectory_states_of_reduced_mimic_coordinates():
+    """A model in reduced coordinates (mimic=True) has fewer coordinates than joints: the
+    trajectories are drawn over its independent joints (q (N, nq))."""
+    from dyn_plugin.sampling import position_bounds, trajectory_states
+    from test_mimic import MIMIC_URDF
+
+    model = dp.load_urdf_string(MIMIC_URDF, mimic=True)
+    assert model.nq < model.n
+    q, qd, qdd, _, _ = trajectory_states(model, 300, np.random.default_rng(0))
+    assert q.shape == (300, model.nq) and qd.shape == qdd.shape == (300, model.nv)
+    lower, upper = (bound[model.independent_indices] for bound in position_bounds(model))
+    assert np.all(q >= lower) and np.all(q <= upper)
+    assert np.all(np.isfinite(dp.get_backend("newton_euler", model).inverse_dynamics(q, qd, qdd)))
