@@ -558,3 +558,20 @@ def test_generated_backends_skip_large_models_unless_chosen():
     assert list(built) == ["newton_euler"]
     assert any("symbolic_numba skipped by default" in note and "--backend symbolic_numba" in note
                for note in result.notes)
+
+
+def test_pybullet_is_not_timed_on_a_floating_base_and_says_why():
+    """The default references include pybullet; on a floating robot (solo12) its raw calls
+    are not comparable, so the bench records why instead of feeding it our 7 + n positions
+    (it stopped with a shape error before)."""
+    from dyn_plugin.tools.bench.robots import load_bench_robot
+
+    try:
+        load_bench_robot("solo12")
+    except UnknownRobotError:
+        pytest.skip("example-robot-data is not installed")
+    result = bench.run_bench(robots=["solo12"], backends=["newton_euler"], ops=["ID"], sizes=[1, 4],
+                             against=["pinocchio", "pybullet"], repeat=1, target=1e-4, budget=0.05, peak=False)
+    missing = [u for u in result.unavailable if u["backend"] == "pybullet"]
+    assert len(missing) == 1 and "floating base" in missing[0]["reason"]
+    assert result.find("solo12", "ID", "newton_euler", 4) is not None

@@ -13,7 +13,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from ...errors import BackendError, InputError, argument
+from ...errors import BackendError, DynPluginError, InputError, argument
 from ...loops import available_cores, check_workers, using_workers
 from ...loops import workers as current_workers
 from ..machine import environment, load_average, usable_cores
@@ -349,14 +349,30 @@ class _RobotBench:
             self.pool = self.pin.ModelPool(self.pin_be.pin_model, self.threads)
             self._check_parallel(seed, min(64, max(2, max(sizes))))
         self.pb_be = self.pb_lists = None
+        self.pb_missing = None          # why pybullet is not timed on this robot
         if "pybullet" in against:
-            from ...backends.pybullet_backend import PybulletBackend
+            self._pybullet(model)
 
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
+    def _pybullet(self, model) -> None:
+        """pybullet's body of ``model`` for its raw calls, or the reason it is not timed: a
+        floating base (pybullet's calls take the base in their own coordinates, and its
+        gravity there is wrong away from rotations about one axis: the module docstring of
+        :mod:`dyn_plugin.backends.pybullet_backend`), or a model pybullet cannot take."""
+        from ...backends.pybullet_backend import PybulletBackend
+
+        if model.floating_base:
+            self.pb_missing = ("a floating base: pybullet's calls take it in their own coordinates and get its "
+                               "gravity wrong away from rotations about one axis (dyn_plugin/backends/pybullet_backend.py)")
+            return
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
                 self.pb_be = PybulletBackend(model)
-            result.notes += [f"{robot}: pybullet: {w.message}" for w in caught]
-            self.pb_lists = _PybulletLists(self.pb_be, self.states)
+            except DynPluginError as exc:
+                self.pb_missing = f"pybullet cannot take this model: {exc}"
+                return
+        self.result.notes += [f"{self.robot}: pybullet: {w.message}" for w in caught]
+        self.pb_lists = _PybulletLists(self.pb_be, self.states)
 
     def _check_parallel(self, seed, count):
         check = check_pinocchio_parallel(self.model, count=count, seed=seed, threads=self.threads)
@@ -477,6 +493,10 @@ class _RobotBench:
 
     def time_pybullet(self, op, N, first):
         """``p.calculateInverseDynamics(body, q, v, a)`` etc. on lists in pybullet's joint order."""
+        if self.pb_be is None:
+            if first:
+                self.unavailable(op, "pybullet", self.pb_missing)
+            return
         if op not in PYBULLET_CALLS:
             if first:
                 self.unavailable(op, "pybullet", "pybullet has no call for it" + (" (stepping is not comparable)"
