@@ -12,14 +12,15 @@ is :func:`dataset`) samples states, computes their dynamics and stores them:
   being the first 64 bits of the model digest.  Every chunk depends on nothing else, so
   the data are the same bit for bit serially (``client=None``) and on any number of
   workers, in any order, and after any number of interruptions.
-* **store** (a Zarr v3 group at ``out``): arrays ``q qd qdd tau`` (N, n) float64 (those in
-  ``quantities``), ``tau_friction`` (N, n) (friction backends: bearing + transmission +
-  velocity friction, part of tau), ``M`` (N, n, n) with ``mass_matrix=True``, and with
+* **store** (a Zarr v3 group at ``out``): arrays ``q`` (N, nq) and ``qd qdd tau`` (N, nv)
+  float64 (those in ``quantities``; nq = nv = n for one-dof joints on a fixed base, see
+  ``RobotModel.nq``), ``tau_friction`` (N, nv) (friction backends: bearing + transmission +
+  velocity friction, part of tau), ``M`` (N, nv, nv) with ``mass_matrix=True``, and with
   trajectories ``t`` (N,) s since the trajectory's start and ``trajectory`` (N,) int64
   (chunk c holds trajectories c·⌈chunk/100⌉, ...), all chunked by ``chunk`` states; ``done``
   (chunks,) bool, one Zarr chunk per element, set once the chunk's data are written.
   Attributes: robot, model/URDF/backend digests, backend, friction, seed, chunk,
-  states, joint names, gravity, library version, ``complete``.
+  states, joint names, the names of q's and v's entries, gravity, library version, ``complete``.
 * **resuming**: a rerun computes only chunks whose ``done`` is unset.  A chunk computed
   twice (a retried task) writes the same bytes.  Chunks never written hold zeros, not
   NaN: read ``done`` (or use :func:`read_dataset`, which refuses an incomplete store).
@@ -94,14 +95,17 @@ class _Plan:
     def bounds(self, c: int) -> tuple:
         return c * self.chunk, min(self.states, (c + 1) * self.chunk)
 
-    def arrays(self, n: int) -> dict:
-        """{name: (shape, chunks, dtype, dimension names)} of every array of the store."""
+    def arrays(self, nq: int, nv: int) -> dict:
+        """{name: (shape, chunks, dtype, dimension names)} of every array of the store, for
+        a model of nq positions and nv velocities (``RobotModel.nq``, ``nv``: a floating
+        base, joints of several degrees of freedom and mimic joints make them differ from n)."""
         rows, per_state = (self.states,), (self.chunk,)
-        out = {k: (rows + (n,), per_state + (n,), "float64", ("state", "joint")) for k in self.quantities}
+        out = {k: (rows + (nq if k == "q" else nv,), per_state + (nq if k == "q" else nv,), "float64",
+                   ("state", "coordinate" if k == "q" else "velocity")) for k in self.quantities}
         if self.friction:
-            out["tau_friction"] = (rows + (n,), per_state + (n,), "float64", ("state", "joint"))
+            out["tau_friction"] = (rows + (nv,), per_state + (nv,), "float64", ("state", "velocity"))
         if self.mass_matrix:
-            out["M"] = (rows + (n, n), per_state + (n, n), "float64", ("state", "row", "column"))
+            out["M"] = (rows + (nv, nv), per_state + (nv, nv), "float64", ("state", "row", "column"))
         if self.trajectories:
             out["t"] = (rows, per_state, "float64", ("state",))
             out["trajectory"] = (rows, per_state, "int64", ("state",))
@@ -148,7 +152,7 @@ def dataset(robot, states, *, out, backend: str = "newton_euler", friction=None,
     plan = _Plan(str(Path(out).resolve()), int(states), int(chunk), int(seed), int(model_digest(model)[:16], 16),
                  bool(trajectories), tuple(quantities), bool(mass_matrix), with_friction and "tau" in quantities)
     with interrupts_held():    # a Zarr call cut short leaves its asyncio tasks pending (and a store half made)
-        group = _open_store(Path(out), _attributes(model, spec, be, plan), plan, model.n, overwrite)
+        group = _open_store(Path(out), _attributes(model, spec, be, plan), plan, (model.nq, model.nv), overwrite)
         pending = [int(c) for c in np.flatnonzero(~group["done"][:])]
     start = time.perf_counter()
     with _progress(progress, len(pending), plan.chunk) as report:
@@ -267,14 +271,15 @@ def _attributes(model, spec: BackendSpec, be, plan: _Plan) -> dict:
         "trajectories": plan.trajectories,
         "trajectory_samples": TRAJECTORY_SAMPLES if plan.trajectories else None,
         "quantities": list(plan.quantities), "mass_matrix": plan.mass_matrix,
-        "arrays": list(plan.arrays(model.n)), "joint_names": list(model.joint_names),
+        "arrays": list(plan.arrays(model.nq, model.nv)), "joint_names": list(model.joint_names),
+        "coordinate_names": list(model.configuration_names), "velocity_names": list(model.velocity_names),
         "gravity": [float(g) for g in model.gravity], "robot_id": str(plan.robot_id),
         "seeding": "chunk c: numpy.random.default_rng(numpy.random.SeedSequence([seed, int(robot_id), c]))",
         "units": "SI: rad, m, s, N·m, N, kg·m²", "library_version": __version__, "complete": False,
     }
 
 
-def _open_store(path: Path, attributes: dict, plan: _Plan, n: int, overwrite: bool):
+def _open_store(path: Path, attributes: dict, plan: _Plan, sizes: tuple, overwrite: bool):
     """The store's group, created, resumed (same identity) or replaced (``overwrite``)."""
     import zarr
 
@@ -285,7 +290,7 @@ def _open_store(path: Path, attributes: dict, plan: _Plan, n: int, overwrite: bo
         differ = [k for k in IDENTITY if old.get(k) != _jsonable(attributes[k])]
         if not differ and not overwrite:
             group = zarr.open_group(str(path), mode="r+")
-            _check_layout(group, plan, n, path)
+            _check_layout(group, plan, sizes, path)
             return group
         if differ and not overwrite:
             what = "; ".join(f"{k}: {old.get(k)!r} in the store, {attributes[k]!r} asked" for k in differ)
@@ -293,7 +298,7 @@ def _open_store(path: Path, attributes: dict, plan: _Plan, n: int, overwrite: bo
                              f"{argument('overwrite', True)} to replace it, or choose another {argument('out')}")
         shutil.rmtree(path)
     group = zarr.open_group(str(path), mode="w", zarr_format=3, attributes=attributes)
-    for name, (shape, chunks, dtype, dims) in plan.arrays(n).items():
+    for name, (shape, chunks, dtype, dims) in plan.arrays(*sizes).items():
         group.create_array(name, shape=shape, chunks=chunks, dtype=dtype, fill_value=False if dtype == "bool" else 0,
                            dimension_names=dims)
     return group
@@ -320,8 +325,8 @@ def _jsonable(value):
     return list(value) if isinstance(value, tuple) else value
 
 
-def _check_layout(group, plan: _Plan, n: int, path: Path) -> None:
-    for name, (shape, chunks, _, _) in plan.arrays(n).items():
+def _check_layout(group, plan: _Plan, sizes: tuple, path: Path) -> None:
+    for name, (shape, chunks, _, _) in plan.arrays(*sizes).items():
         array = group.get(name)
         if array is None or tuple(array.shape) != shape or tuple(array.chunks) != chunks:
             raise InputError(f"the dataset at {str(path)!r} is damaged (array {name!r} missing or reshaped); pass "
@@ -374,6 +379,9 @@ def _run_chunk(c: int, spec: BackendSpec, plan: _Plan) -> int:
     with interrupts_held():    # in this process's main thread: Ctrl-C once the chunk is written
         group = zarr.open_group(plan.out, mode="r+")
         for name, values in data.items():
+            if values.shape[1:] != group[name].shape[1:]:     # zarr would write what fits, silently
+                raise DynPluginError(f"dataset {plan.out!r}: {name} of chunk {c} has shape {values.shape}, the "
+                                     f"store's rows {group[name].shape[1:]}")
             group[name][start:stop] = values
         group["done"][c] = True
     return stop - start

@@ -166,3 +166,24 @@ def test_dp_dataset_is_the_function_and_the_module(tmp_path):
     assert callable(dp.dataset) and dp.dataset is module
     assert "states" in str(__import__("inspect").signature(dp.dataset))
     assert module.dataset("scara", 4, out=tmp_path / "d.zarr", chunk=4, progress=False).computed == 1
+
+
+def test_a_floating_robot_with_spherical_joints_stores_nq_and_nv_columns(tmp_path):
+    """q has nq columns and q̇, q̈, τ, M have nv (a floating base and spherical and planar
+    joints: nq ≠ nv ≠ n); the stored τ and M are the backend's at the stored states, and
+    the trajectories rest to rest (the store kept n columns before, and zarr wrote what fit)."""
+    from urdf_factory import random_tree_urdf
+
+    model = dp.load_urdf_string(random_tree_urdf(12, 6, multi_dof=("spherical", "planar"), name="kinds"),
+                                floating_base=True)
+    assert len({model.nq, model.nv, model.n}) == 3
+    data = read_dataset(_made(tmp_path / "k.zarr", robot=model, states=600, chunk=300, trajectories=True,
+                              mass_matrix=True))
+    assert data["q"].shape == (600, model.nq) and data["tau"].shape == data["qdd"].shape == (600, model.nv)
+    assert data["M"].shape == (600, model.nv, model.nv)
+    assert data["attributes"]["coordinate_names"] == list(model.configuration_names)
+    be = dp.get_backend("newton_euler", model)
+    assert np.array_equal(data["tau"], be.inverse_dynamics(data["q"], data["qd"], data["qdd"]))
+    assert np.array_equal(data["M"], be.mass_matrix(data["q"]))
+    first = data["trajectory"] == 0
+    assert np.abs(data["qd"][first][[0, -1]]).max() < 1e-12
