@@ -79,3 +79,21 @@ def test_friction_monte_carlo_on_dask_equals_serial(dask_address, capsys):
     distributed = json_of([*argv, "--dask", dask_address], capsys)
     assert serial == distributed
     assert np.any(np.array(serial["std"]) > 0)
+
+
+def test_dataset_of_a_floating_robot_from_a_urdf_file(tmp_path):
+    """``--floating-base``: a URDF file's robot with a free-flying root; q has the 7 base
+    entries first (nq = n + 7), the others n + 6."""
+    import dyn_plugin as dp
+    from urdf_factory import random_tree_urdf
+
+    path = tmp_path / "tree.urdf"
+    path.write_text(random_tree_urdf(4, 5, name="tree"))
+    store = tmp_path / "f.zarr"
+    assert run(["dataset", str(path), "--floating-base", "--states", "200", "--trajectories", "--out", str(store)]) == 0
+    data = read_dataset(store)
+    model = dp.load_robot(str(path), floating_base=True)
+    assert data["q"].shape == (200, model.n + 7) and data["tau"].shape == (200, model.n + 6)
+    assert data["attributes"]["coordinate_names"][:7] == list(model.configuration_names[:7])
+    be = dp.get_backend("newton_euler", model)
+    assert np.array_equal(data["tau"], be.inverse_dynamics(data["q"], data["qd"], data["qdd"]))

@@ -257,6 +257,7 @@ def _dataset_arguments(ds) -> None:
 
     ds.add_argument("robot", metavar="NAME_OR_URDF")
     add_lock_argument(ds)
+    ds.add_argument("--floating-base", action="store_true", help=FLOATING_HELP)
     ds.add_argument("--states", type=_count(1, None), required=True, metavar="N", help="how many states")
     ds.add_argument("--out", dest="store", required=True, metavar="DIR.zarr",
                     help="the Zarr store (a folder; a rerun resumes it, computing only missing chunks)")
@@ -268,7 +269,7 @@ def _dataset_arguments(ds) -> None:
     ds.add_argument("--seed", type=_count(0, None, "seed"), default=0, metavar="S", help="random seed")
     ds.add_argument("--trajectories", action="store_true",
                     help="states along rest-to-rest quintics instead of independent random states")
-    ds.add_argument("--mass-matrix", action="store_true", help="also store M (N, n, n)")
+    ds.add_argument("--mass-matrix", action="store_true", help="also store M (N, nv, nv)")
     ds.add_argument("--overwrite", action="store_true", help="replace a store made with other settings")
     _dask_argument(ds, "compute the chunks on Dask: the same data as serially")
 
