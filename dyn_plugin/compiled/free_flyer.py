@@ -173,19 +173,48 @@ def _shifted(x, lin, ang, sign, X):
         X[0, 3 + e] += sign * ang[e]
 
 
+@_inline
+def _vector_status(n, q, v, x, out):
+    """:func:`_state_status`, or BAD_SHAPE when the result ``out`` is not n long."""
+    status = _state_status(n, q, v, x)
+    return status if status != OK or out.shape[0] == n else BAD_SHAPE
+
+
+@_inline
+def _matrix_status(n, q, M):
+    """:func:`_configuration_status`, or BAD_SHAPE when ``M`` is not (n, n)."""
+    status = _configuration_status(n, q)
+    return status if status != OK or (M.shape[0] == n and M.shape[1] == n) else BAD_SHAPE
+
+
+@_inline
+def _chain_acceleration(P, q, v, a, QC, AC):
+    """The chain's state of one floating state (checked): its configuration into QC[0], its
+    q̈ = a + d(q, v) into AC[0] (module docstring)."""
+    _chain_joints(q, QC)
+    lin, ang = _offset(P, _unit_quaternion(q[3], q[4], q[5], q[6])[0], _head(v), _tail(v), True, True)
+    _shifted(a, lin, ang, 1.0, AC)
+
+
+@_inline
+def _less_offset(P, q, v, a):
+    """The chain's q̈ in ``a`` made the floating robot's, a − d(q, v), in place."""
+    lin, ang = _offset(P, _unit_quaternion(q[3], q[4], q[5], q[6])[0], _head(v), _tail(v), True, True)
+    for e in range(3):
+        a[e] -= lin[e]
+        a[3 + e] -= ang[e]
+
+
 # -- one state: arguments and result checked in the kernel (entry_points) ------------------------
 
 def inverse_dynamics_single(P, q, v, a, tau):
     """τ (n,) of one floating state into ``tau``; returns a status (status.OK = 0)."""
     n = P.shape[0] - 1
-    status = _state_status(n, q, v, a)
-    if status != OK or tau.shape[0] != n:
-        return status if status != OK else BAD_SHAPE
-    quaternion = _unit_quaternion(q[3], q[4], q[5], q[6])[0]
+    status = _vector_status(n, q, v, a, tau)
+    if status != OK:
+        return status
     QC, AC = _stack_rows(1, n), _stack_rows(1, n)
-    _chain_joints(q, QC)
-    lin, ang = _offset(P, quaternion, _head(v), _tail(v), True, True)
-    _shifted(a, lin, ang, 1.0, AC)
+    _chain_acceleration(P, q, v, a, QC, AC)
     _inverse_dynamics_rows(P, QC, _one(v), AC, TERM_ALL, _one(tau))
     return _finite_result(tau)
 
@@ -193,16 +222,13 @@ def inverse_dynamics_single(P, q, v, a, tau):
 def bias_single(P, q, v, tau):
     """C(q, v) v + g(q) (n,) of one floating state: the chain's τ at q̈ = d."""
     n = P.shape[0] - 1
-    status = _state_status(n, q, v, v)
-    if status != OK or tau.shape[0] != n:
-        return status if status != OK else BAD_SHAPE
-    quaternion = _unit_quaternion(q[3], q[4], q[5], q[6])[0]
+    status = _vector_status(n, q, v, v, tau)
+    if status != OK:
+        return status
     QC, AC = _stack_rows(1, n), _stack_rows(1, n)
-    _chain_joints(q, QC)
-    lin, ang = _offset(P, quaternion, _head(v), _tail(v), True, True)
     for i in range(n):
         AC[0, i] = 0.0
-    _shifted(AC[0], lin, ang, 1.0, AC)
+    _chain_acceleration(P, q, v, AC[0], QC, AC)
     _inverse_dynamics_rows(P, QC, _one(v), AC, TERM_ALL, _one(tau))
     return _finite_result(tau)
 
@@ -210,17 +236,13 @@ def bias_single(P, q, v, tau):
 def forward_dynamics_single(P, q, v, tau, a):
     """a (n,) of one floating state into ``a``: the chain's q̈ − d."""
     n = P.shape[0] - 1
-    status = _state_status(n, q, v, tau)
-    if status != OK or a.shape[0] != n:
-        return status if status != OK else BAD_SHAPE
-    quaternion = _unit_quaternion(q[3], q[4], q[5], q[6])[0]
+    status = _vector_status(n, q, v, tau, a)
+    if status != OK:
+        return status
     QC = _stack_rows(1, n)
     _chain_joints(q, QC)
     _forward_dynamics_rows(P, QC, _one(v), _one(tau), _one(a))
-    lin, ang = _offset(P, quaternion, _head(v), _tail(v), True, True)
-    for e in range(3):
-        a[e] -= lin[e]
-        a[3 + e] -= ang[e]
+    _less_offset(P, q, v, a)
     return _finite_result(a)
 
 
@@ -228,9 +250,9 @@ def mass_matrix_single(P, q, H):
     """M (n, n) of one floating configuration into H: the chain's, its six joints in closed
     form (:mod:`.composite_rigid_body`)."""
     n = P.shape[0] - 1
-    status = _configuration_status(n, q)
-    if status != OK or H.shape[0] != n or H.shape[1] != n:
-        return status if status != OK else BAD_SHAPE
+    status = _matrix_status(n, q, H)
+    if status != OK:
+        return status
     QC = _stack_rows(1, n)
     _chain_joints(q, QC)
     _floating_mass_matrix_rows(P, QC, H[None])
@@ -268,9 +290,7 @@ def inverse_dynamics_derivatives_single(P, q, v, a, DQ, DV):
         return status if status != OK else BAD_SHAPE
     quaternion = _unit_quaternion(q[3], q[4], q[5], q[6])[0]
     QC, AC = _stack_rows(1, n), _stack_rows(1, n)
-    _chain_joints(q, QC)
-    lin, ang = _offset(P, quaternion, _head(v), _tail(v), True, True)
-    _shifted(a, lin, ang, 1.0, AC)
+    _chain_acceleration(P, q, v, a, QC, AC)
     M = np.empty((1, n, n))
     _inverse_dynamics_derivatives_rows(P, QC, _one(v), AC, DQ[None], DV[None])
     _floating_mass_matrix_rows(P, QC, M)
@@ -382,51 +402,41 @@ def chain_entries(inverse, forward, mass, vector, matrix) -> tuple:
     @_closure(nb.int64(model, state, state, state, state))
     def inverse_entry(P, q, v, a, tau):
         n = P.shape[0] - 1
-        status = _state_status(n, q, v, a)
-        if status != OK or tau.shape[0] != n:
-            return status if status != OK else BAD_SHAPE
-        quaternion = _unit_quaternion(q[3], q[4], q[5], q[6])[0]
+        status = _vector_status(n, q, v, a, tau)
+        if status != OK:
+            return status
         QC, AC = np.empty((1, n)), np.empty((1, n))
-        _chain_joints(q, QC)
-        lin, ang = _offset(P, quaternion, _head(v), _tail(v), True, True)
-        _shifted(a, lin, ang, 1.0, AC)
+        _chain_acceleration(P, q, v, a, QC, AC)
         return inverse(QC[0], v, AC[0], tau)
 
     @_closure(nb.int64(model, state, state, state))
     def bias_entry(P, q, v, tau):
         n = P.shape[0] - 1
-        status = _state_status(n, q, v, v)
-        if status != OK or tau.shape[0] != n:
-            return status if status != OK else BAD_SHAPE
-        quaternion = _unit_quaternion(q[3], q[4], q[5], q[6])[0]
+        status = _vector_status(n, q, v, v, tau)
+        if status != OK:
+            return status
         QC, AC = np.empty((1, n)), np.zeros((1, n))
-        _chain_joints(q, QC)
-        lin, ang = _offset(P, quaternion, _head(v), _tail(v), True, True)
-        _shifted(AC[0], lin, ang, 1.0, AC)
+        _chain_acceleration(P, q, v, AC[0], QC, AC)
         return inverse(QC[0], v, AC[0], tau)
 
     @_closure(nb.int64(model, state, state, state, state))
     def forward_entry(P, q, v, tau, a):
         n = P.shape[0] - 1
-        status = _state_status(n, q, v, tau)
-        if status != OK or a.shape[0] != n:
-            return status if status != OK else BAD_SHAPE
-        quaternion = _unit_quaternion(q[3], q[4], q[5], q[6])[0]
+        status = _vector_status(n, q, v, tau, a)
+        if status != OK:
+            return status
         QC = np.empty((1, n))
         _chain_joints(q, QC)
         status = forward(QC[0], v, tau, a)
-        lin, ang = _offset(P, quaternion, _head(v), _tail(v), True, True)
-        for e in range(3):
-            a[e] -= lin[e]
-            a[3 + e] -= ang[e]
+        _less_offset(P, q, v, a)
         return status if status != OK else _finite_result(a)
 
     @_closure(nb.int64(model, state, matrix))
     def mass_entry(P, q, M):
         n = P.shape[0] - 1
-        status = _configuration_status(n, q)
-        if status != OK or M.shape[0] != n or M.shape[1] != n:
-            return status if status != OK else BAD_SHAPE
+        status = _matrix_status(n, q, M)
+        if status != OK:
+            return status
         QC = np.empty((1, n))
         _chain_joints(q, QC)
         return mass(QC[0], M)

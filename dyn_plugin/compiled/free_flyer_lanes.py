@@ -42,7 +42,7 @@ from .articulated_body import (ABA_QUANTITIES, ACC_ANG, ACC_LIN, BIAS_F, BIAS_N,
                                VEL, _accelerations, _articulated, _forward_dynamics_rows, _inertias, _rigid_bias,
                                _velocities)
 from .composite_rigid_body import FREE_FLYER_BASE as BASE   # the chain's base link
-from .free_flyer import _chain_joints, _gravity_in_base, _offset, _unit_quaternion
+from .free_flyer import _chain_joints, _gravity_in_base, _less_offset, _offset, _unit_quaternion
 from .jit import jit as _jit, serial_and_parallel as _serial_and_parallel
 from .lane_blocks import (BLOCK, LANES, Q_ANGLE, Q_IN, Q_OUT, Q_RATE, _block, _link_constants, _load3, _store3,
                           _store_results, _sym_vec, _t_vec, _vec)
@@ -252,13 +252,9 @@ def _forward_per_state(P, Q, V, TAU, QDD, first, last):
     n = P.shape[0] - 1
     QC = _stack_rows(1, n)
     for k in range(first, last):
-        quaternion, _, u, w = _base_state(P, Q, V, k, True)
         _chain_joints(Q[k], QC)
         _forward_dynamics_rows(P, QC, V[k:k + 1], TAU[k:k + 1], QDD[k:k + 1])
-        lin, ang = _offset(P, quaternion, u, w, True, True)
-        for e in range(3):
-            QDD[k, e] -= lin[e]
-            QDD[k, 3 + e] -= ang[e]
+        _less_offset(P, Q[k], V[k], QDD[k])
 
 
 @_jit
