@@ -89,6 +89,15 @@ def unit_quaternions(q: np.ndarray) -> np.ndarray:
     return joints.unit_quaternions(q, slice(3, 7), "q's base orientation q[3:7] must be a unit quaternion (x, y, z, w)")
 
 
+def base_is_valid(q: np.ndarray) -> bool:
+    """Whether every base of q (N, nq) has a finite position and a quaternion of norm 1
+    within :data:`~dyn_plugin.joints.UNIT_TOLERANCE` (a NaN fails): the check of
+    :func:`unit_quaternions` and of finite input, without a copy of q."""
+    quaternion = q[:, 3:BASE_Q]
+    norms = np.sqrt(np.einsum("ij,ij->i", quaternion, quaternion))
+    return bool(np.all(np.abs(norms - 1.0) <= joints.UNIT_TOLERANCE) and np.isfinite(q[:, :3]).all())
+
+
 def chain_configuration(q: np.ndarray) -> np.ndarray:
     """The chain's joint positions (N, n + 6): zero for the six base joints, then the
     robot's joints (q[:, 7:])."""

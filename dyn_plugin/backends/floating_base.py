@@ -179,11 +179,33 @@ class FloatingBaseBackend(EntryPointPath, Backend):
             floating.unit_quaternions(q)
         return M, fine
 
+    def _chain_mass_matrix(self, q):
+        """``(M, fine)`` by the chain's checking batch (the generated code's) at the chain's
+        positions, which hold the base's six joints at zero, so that M does not depend on
+        the base's pose; fine when the chain's inputs and M are finite and every base is
+        valid (:func:`~dyn_plugin.floating.base_is_valid`), a quaternion that is not unit
+        named here."""
+        M, fine = self._chain_checking_mass(floating.chain_configuration(q))
+        if floating.base_is_valid(q):
+            return M, fine
+        floating.unit_quaternions(q)                  # names a finite quaternion that is not unit
+        return M, False
+
     def _checking_batch(self, method):
-        if self._kernels is not None and getattr(method, "__func__", None) is FloatingBaseBackend._batch_mass_matrix \
-                and getattr(method, "__self__", None) is self:
+        if getattr(method, "__func__", None) is not FloatingBaseBackend._batch_mass_matrix \
+                or getattr(method, "__self__", None) is not self:
+            return None
+        if self._kernels is not None:
             return self._checked_mass_matrix
-        return None
+        return self._chain_mass_matrix if self._chain_checking_mass is not None else None
+
+    @functools.cached_property
+    def _chain_checking_mass(self):
+        """The chain backend's mass matrix batch in its checking form (Backend._checking_batch),
+        when the compiled map serves the chain; else None."""
+        if self._map is None:
+            return None
+        return self.chain._checking_batch(self.chain._batch_mass_matrix)
 
     def _batch_gravity_torques(self, q):
         zero = np.zeros((len(q), self.model.nv))
