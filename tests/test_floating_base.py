@@ -315,3 +315,23 @@ def test_generated_code_takes_one_floating_state_through_the_compiled_map(tree):
         be.forward_dynamics(t.q[0], v, t.tau[0])
     with pytest.raises(InputError, match=rf"shape \({t.model.nq},\)"):
         be.mass_matrix(t.q[0, :-1])
+
+
+def test_generated_code_checks_a_floating_batch_of_mass_matrices_as_it_goes():
+    """symbolic_numba's batch of floating M: the generated code on the chain's positions
+    (three chunks of lanes, the last part full), checked as it computes (Backend's checking
+    form: no pass over q and M before and after), equal to pinocchio's; a NaN anywhere in q,
+    the base's position included, and a quaternion that is not unit are named by state."""
+    t = floating_tree("tree7-prismatic")
+    be = dp.get_backend("symbolic_numba", t.model)
+    q = random_states(t.model, 300, seed=5).q
+    assert be._checking_batch(be._batch_mass_matrix) is not None
+    assert_close(be.mass_matrix(q), np.array([t.mass_matrix(x) for x in q]), "batch M")
+    for column, value, message in ((0, np.nan, r"joint 'base_x' \(index 0\), state 277"),
+                                   (5, np.inf, "unit quaternion.*state 277"),
+                                   (6, 1.5, "unit quaternion.*state 277"),
+                                   (t.model.nq - 1, np.nan, "non-finite.*state 277")):
+        bad = q.copy()
+        bad[277, column] = value
+        with pytest.raises(InputError, match=message):
+            be.mass_matrix(bad)

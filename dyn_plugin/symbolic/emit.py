@@ -262,8 +262,8 @@ def _emit_numba_entry(function, args, result, shape) -> str:
 # and blocks of chunks run in parallel threads.  Entries ("rows") of the chunk's input X: q (n), q̇ (n),
 # q̈ (n), then sin q_j (n) and cos q_j (n).
 #
-# The loop reads X and writes its results in ONE array W (X's rows, then each result's, then
-# a row of checks), indexed by unsigned integers.  LLVM vectorises it only so: with separate
+# The loop reads X and writes its results in ONE array W (X's rows, a row of checks, then the
+# results' entries: :class:`_Chunk`), indexed by unsigned integers.  LLVM vectorises it only so: with separate
 # arrays it must check at run time that they do not overlap, and from about a hundred stores
 # (an 18-joint M) it gives up; a signed index carries numba's negative-index wraparound,
 # which hides that the addresses advance by one double per lane.  Measured on the solo12
@@ -288,37 +288,61 @@ def _trig_joints(printer, n) -> list:
     return sorted({row % n for name, row in _lane_rows(printer, n).items() if row >= 3 * n})
 
 
-def _chunk_rows(results, n) -> tuple:
-    """The rows of W (see above): ``({result: its first row}, the check row, the row count)``
-    for ``results`` (name, width) pairs after X's 5n rows."""
-    first, row = {}, 5 * n
-    for name, width in results:
-        first[name], row = row, row + width
-    return first, row, row + 1
+ROW_PAD = 8                                # doubles, a cache line, between padded result entries
+PADDED_STRIDE = f"(LANES + {ROW_PAD})"
 
 
-def _lane(row) -> str:
-    """W's entry ``row`` of lane l, by an unsigned index (see above)."""
-    return f"W[np.uint64({row} * LANES) + l]"
+class _Chunk:
+    """The layout of W (see above) for ``results`` (name, width) pairs: X's 5n rows of
+    LANES, the check row, then the results' entries, each ``stride`` doubles apart: LANES, or
+    with ``padded`` LANES + ROW_PAD, so that a copy out, which reads across the entries of
+    a lane, does not find them all in the same few cache sets (rows 1 KB apart alias in L1:
+    the solo12 chain's M, 111 distinct entries, copied out in 300 ns per state at a stride
+    of LANES, 155 at LANES + 8)."""
+
+    def __init__(self, results, n, padded: bool = True):
+        self.stride = PADDED_STRIDE if padded else "LANES"
+        self.check, self._start, self._first, entries = 5 * n, 5 * n + 1, {}, 0
+        for name, width in results:
+            self._first[name], entries = entries, entries + width
+        self.size = self.offset(entries)
+
+    def offset(self, entry: int) -> str:
+        """W's offset of result entry ``entry`` (over all results, in order), as text."""
+        return f"{self._start} * LANES + {entry} * {self.stride}"
+
+    def entry(self, name: str, index: int) -> str:
+        """W's offset of entry ``index`` of result ``name``."""
+        return self.offset(self._first[name] + index)
+
+    def view(self, name: str, width: int) -> str:
+        """The slice of W that holds result ``name`` (``width`` entries)."""
+        return f"W[{self.entry(name, 0)}:{self.entry(name, width)}]"
 
 
-def _emit_lanes_body(printer, function, outputs, results, n) -> str:
-    """``function(W, m)``: the program for lanes 0..m−1 of the chunk W (its rows:
-    :func:`_chunk_rows`): inputs from X's rows, results into theirs (``results`` are (name,
-    width) pairs; a matrix row-major).  Each lane adds (sum of its distinct results)·0 to the
+
+def _lane(offset) -> str:
+    """W's entry at ``offset`` (text) of lane l, by an unsigned index (see above)."""
+    return f"W[np.uint64({offset}) + l]"
+
+
+def _emit_lanes_body(printer, function, outputs, results, n, padded: bool = True) -> str:
+    """``function(W, m)``: the program for lanes 0..m−1 of the chunk W (its layout:
+    :class:`_Chunk`, ``padded`` or not): inputs from X's rows, results into theirs
+    (``results`` are (name, width) pairs; a matrix row-major).  Each lane adds (sum of its distinct results)·0 to the
     check row: 0 when they are finite (or NaN for a sum that overflows, which the caller's
     exact check then clears), a short tree of vector additions instead of a pass over the
     result rows."""
-    first, check, _ = _chunk_rows(results, n)
+    chunk = _Chunk(results, n, padded)
     lines = [f"@njit({NUMBA_OPTIONS})", f"def {function}(W, m):", "    for l in range(np.uint64(m)):"]
-    lines += [f"        {name} = {_lane(row)}" for name, row in _lane_rows(printer, n).items()]
+    lines += [f"        {name} = {_lane(f'{row} * LANES')}" for name, row in _lane_rows(printer, n).items()]
     lines += [f"        {name} = {text}" for name, text in printer.arithmetic()]
-    lines += [f"        {_lane(first[array] + (index[0] if len(index) == 1 else index[0] * n + index[1]))} = "
+    lines += [f"        {_lane(chunk.entry(array, index[0] if len(index) == 1 else index[0] * n + index[1]))} = "
               f"{printer.output(node)}" for array, index, node in outputs]
     terms = [f"({printer.output(node)})" for node in dict.fromkeys(node for _, _, node in outputs)
              if printer.g.op[node] != "const"]
     if terms:
-        lines.append(f"        {_lane(check)} += {_balanced_sum(terms)} * 0.0")
+        lines.append(f"        {_lane(f'{chunk.check} * LANES')} += {_balanced_sum(terms)} * 0.0")
     else:                                             # no joint: nothing to compute
         lines.append("        pass")
     return "\n".join(lines) + "\n"
@@ -331,13 +355,14 @@ def _balanced_sum(terms: list) -> str:
     return terms[0]
 
 
-def _emit_lanes_batch(function, args, body, results, trig, n, solve: bool = False) -> str:
+def _emit_lanes_batch(function, args, body, results, trig, n, solve: bool = False, copy=None) -> str:
     """``_<function>_blocks(*args, out, start, stop)`` (``args`` padded to three,
     :func:`_three_inputs`): states start..stop−1 (start a multiple
     of LANES) chunk by chunk: inputs ``args`` (N, n) transposed into X (absent q̇/q̈ rows
-    are 0, set once; X and the results are rows of one chunk W, :func:`_chunk_rows`), sin/cos of the ``trig`` joints, the ``body``, and the first result written back
+    are 0, set once; X and the results are in one chunk W, :class:`_Chunk`), sin/cos of the ``trig`` joints, the ``body``, and the first result written back
     to ``out`` (N, width) -- with ``solve``, q̈ = M⁻¹(τ − bias) instead, from the body's
-    results bias and M.  Without the GIL, so that threads run blocks side by side
+    results bias and M; with ``copy`` (lines), those lines write each chunk's ``out`` instead
+    (:func:`_copy_compact`).  Without the GIL, so that threads run blocks side by side
     (:func:`dyn_plugin.compiled.lanes.run_blocks`).
 
     Returns 0.0 when every entry of the inputs and of the result is finite, else NaN (or
@@ -349,16 +374,16 @@ def _emit_lanes_batch(function, args, body, results, trig, n, solve: bool = Fals
     present = {_INPUT_ROW[a]: a for a in args if a in _INPUT_ROW}
     assert sorted(present) == list(range(len(present))), "the inputs in X are q, then q̇, then q̈"
     result, width = results[0]
-    first, check, rows = _chunk_rows(results, n)
+    chunk = _Chunk(results, n, padded=not solve)       # cholesky_solve_lanes reads rows LANES apart
     fill = [f"                X[({row * n} + j) * LANES + l] = {present[row]}[c + l, j]" for row in present]
     absent = f"{len(present) * n} * LANES:{3 * n} * LANES"
     lines = [f"@njit(nogil=True, {NUMBA_OPTIONS})",
              f"def _{function}_blocks({', '.join(_three_inputs(args))}, out, start, stop):",
-             f"    W = np.empty({rows} * LANES)",
+             f"    W = np.empty({chunk.size})",
              f"    X = W[:{5 * n} * LANES]",
              *([f"    X[{absent}] = 0.0"] if len(present) < 3 else []),      # absent q̇, q̈: once, nothing writes them
-             *[f"    {name} = W[{first[name]} * LANES:{first[name] + width} * LANES]" for name, width in results],
-             f"    check = W[{check} * LANES:{check + 1} * LANES]",
+             *[f"    {name} = {chunk.view(name, width)}" for name, width in results],
+             f"    check = W[{chunk.check} * LANES:{chunk.check + 1} * LANES]",
              "    check[:] = 0.0",
              "    for c in range(start, stop, LANES):",
              "        m = min(stop - c, LANES)",
@@ -370,9 +395,9 @@ def _emit_lanes_batch(function, args, body, results, trig, n, solve: bool = Fals
         lines += ["        for l in range(m):", f"            for i in range({n}):",
                   f"                bias[i * LANES + l] = {args[-1]}[c + l, i] - bias[i * LANES + l]",
                   f"        cholesky_solve_lanes(M, bias, bias, {n}, m)", *_check_rows(result, 0, width)]
-    lines += ["        for l in range(m):", f"            for i in range({width}):",
-              f"                out[c + l, i] = {result}[i * LANES + l]",
-              "    return check.sum()", ""]
+    lines += copy or ["        for l in range(m):", f"            for i in range({width}):",
+                      f"                out[c + l, i] = {result}[i * {chunk.stride} + l]"]
+    lines += ["    return check.sum()", ""]
     return "\n".join(lines) + "\n"
 
 
@@ -390,13 +415,56 @@ def _check_rows(array, first, stop) -> list:
             f"                check[l] += {array}[r * LANES + l] * 0.0"]
 
 
-def _numba_function(function, program, args, results, n, shape=None) -> list:
+def _compact_matrix(printer, program, n) -> tuple:
+    """A mass-matrix program's distinct entries that are not constant, as outputs ``("M",
+    (slot,), node)``, and the text of each of the n·n entries of M: its slot's variable
+    ``x<slot>`` or its constant."""
+    slots, outputs, entries = {}, [], [None] * (n * n)
+    for _, (i, k), node in program.outputs:
+        if program.graph.op[node] == "const":
+            entries[i * n + k] = printer.literal(program.graph.value[node])
+            continue
+        if node not in slots:
+            slots[node] = len(slots)
+            outputs.append(("M", (slots[node],), node))
+        entries[i * n + k] = f"x{slots[node]}"
+    return outputs, entries
+
+
+def _copy_compact(entries, slots) -> list:
+    """Lines writing each lane's M (n·n ``entries``, :func:`_compact_matrix`) into ``out``
+    from its ``slots`` distinct entries in the chunk: a transposing copy reads a chunk's row
+    per entry, 1 KB apart (cache sets alias), so it reads each distinct entry once, and the
+    constants and the mirrored half are written from registers.  The slots are padded
+    (:class:`_Chunk`)."""
+    return (["        for l in range(m):"] + [f"            x{s} = M[{s} * {PADDED_STRIDE} + l]" for s in range(slots)]
+            + [f"            out[c + l, {e}] = {text}" for e, text in enumerate(entries)])
+
+
+def _numba_mass_matrix(program, n) -> list:
+    """:func:`_numba_function` for M(q), its batch in compact form: the lanes body writes
+    only the distinct entries that are not constant (in a solo12 chain's M, 111 of 324), and
+    the copy out of each chunk completes M (:func:`_copy_compact`)."""
+    printer = _Printer(program, "numba")
+    outputs, entries = _compact_matrix(printer, program, n)
+    compact = _Program(program.graph, outputs)
+    slots = [("M", len(outputs))]
+    compact_printer = _Printer(compact, "numba")
+    return [_emit_numba_state(printer, "mass_matrix_state", ["q"], [("M", 2)], program.outputs, n),
+            _emit_lanes_body(compact_printer, "_mass_matrix_lanes", outputs, slots, n),
+            _emit_lanes_batch("mass_matrix", ["q"], "_mass_matrix_lanes", slots, _trig_joints(compact_printer, n), n,
+                              copy=_copy_compact(entries, len(outputs))),
+            _emit_numba_entry("mass_matrix", ["q"], "M", f"(q.shape[0], {n}, {n})")]
+
+
+def _numba_function(function, program, args, results, n, shape=None, padded: bool = True) -> list:
     """The typed one-state function ``<function>_state``, the body over lanes
-    ``_<function>_lanes`` and, given the result's ``shape``, its batch loops and entry point."""
+    ``_<function>_lanes`` (its results ``padded``, :class:`_Chunk`, unless forward dynamics
+    solves with them) and, given the result's ``shape``, its batch loops and entry point."""
     printer = _Printer(program, "numba")
     state_results = [(name, 2 if name == "M" else 1) for name, _ in results]      # M (n, n), the others (n,)
     parts = [_emit_numba_state(printer, f"{function}_state", args, state_results, program.outputs, n),
-             _emit_lanes_body(printer, f"_{function}_lanes", program.outputs, results, n)]
+             _emit_lanes_body(printer, f"_{function}_lanes", program.outputs, results, n, padded)]
     if shape is not None:
         parts += [_emit_lanes_batch(function, args, f"_{function}_lanes", results, _trig_joints(printer, n), n),
                   _emit_numba_entry(function, args, results[0][0], shape)]
@@ -539,8 +607,9 @@ def generate(model, lang: str = "python", *, mass_matrix: bool = False,
             functions.update(mass_matrix="mass_matrix", forward_dynamics="forward_dynamics", bias_forces="bias_forces")
             _log.debug("generating numba code for robot %r: bias and mass matrix (forward dynamics)", model.name)
             fd_program = _bias_and_mass_program(Graph(), links, base_acc)
-            parts += _numba_function("mass_matrix", mm_program, ["q"], [("M", n * n)], n, f"(q.shape[0], {n}, {n})")
-            parts += _numba_function("bias_and_mass", fd_program, ["q", "qd"], [("bias", n), ("M", n * n)], n)
+            parts += _numba_mass_matrix(mm_program, n)
+            parts += _numba_function("bias_and_mass", fd_program, ["q", "qd"], [("bias", n), ("M", n * n)], n,
+                                     padded=False)
             id_trig = _trig_joints(_Printer(id_program, lang), n)
             parts += [_numba_forward_dynamics_state(n),
                       _emit_lanes_batch("bias_forces", ["q", "qd"], "_inverse_dynamics_lanes", [("tau", n)], id_trig, n),
