@@ -79,7 +79,7 @@ class SymbolicBackend(SingleStateFastPath, Backend):
         without its entry point's checks: blocks of chunks of SIMD lanes, in parallel threads
         for large batches.  The inputs' shapes were validated by Backend._run; with
         ``checked``, returns ``(result, every input and result entry finite)`` from the
-        check the blocks make as they go (:func:`dyn_plugin.symbolic.emit._emit_lanes_batch`),
+        check the blocks make as they go (:func:`dyn_plugin.symbolic.lanes_code._emit_lanes_batch`),
         else the result (Backend._run checks it)."""
         module = self._module if module is None else module
         if self.lang != "numba":

@@ -18,6 +18,8 @@ sympy):
 * :mod:`.emit` -- the source printer and the Python, numba and C emitters
   (:func:`generate`, :class:`GeneratedCode`, :func:`operation_counts`; the counting
   rules and the generated function names are documented there);
+* :mod:`.lanes_code` -- the numba code's batches over SIMD lanes (the chunk layout, the
+  loop body, the blocks of chunks);
 * :mod:`.version` -- :data:`GENERATOR_VERSION` and :func:`model_key`.
 """
 
@@ -26,9 +28,10 @@ from __future__ import annotations
 from .customise import (PARAMETER_SNAP, PRISMATIC_MOVES, REVOLUTE_MOVES, ROTATION_SNAP, Choice, _alternatives,
                         _axis_frame, _cost, _move_to_parent, _PREPARED, _raw_links, _regroup, _search,
                         _shift_origin, _snap_rotation, _snap_small, _variant, prepare)
-from .emit import (_AS_STATES, _IMPORT_INPUT_ERROR, LANGS, NUMBA_OPTIONS, GeneratedCode, _emit_c, _emit_lanes_batch,
-                   _emit_numba_state, _emit_python, _Printer, c_identifier, generate, operation_counts)
+from .emit import (_AS_STATES, _IMPORT_INPUT_ERROR, LANGS, GeneratedCode, _emit_c, _emit_numba_state, _emit_python,
+                   _Printer, c_identifier, generate, operation_counts)
 from .graph import Graph
+from .lanes_code import NUMBA_OPTIONS, _emit_lanes_batch
 from .recursion import (Link, _backward, _bias_and_mass_program, _gyroscopic, _id_program, _Joint, _lambda,
                         _mass_matrix_program, _newton_euler, _Program, _symbols)
 from .version import GENERATOR_VERSION, model_key

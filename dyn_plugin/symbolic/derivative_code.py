@@ -44,10 +44,10 @@ from typing import Optional
 
 from . import code_cache
 from .customise import prepare
-from .emit import (_AS_STATES, _IMPORT_INPUT_ERROR, LANGS, _counts_text, _emit_c, _emit_lanes_batch,
-                   _emit_lanes_body, _emit_numba_entry, _emit_numba_state, _emit_python, _Printer, _trig_joints,
-                   c_identifier)
+from .emit import (_AS_STATES, _IMPORT_INPUT_ERROR, LANGS, _counts_text, _emit_c, _emit_numba_entry, _emit_numba_state,
+                   _emit_python, _Printer, c_identifier)
 from .graph import Graph
+from .lanes_code import _emit_lanes_batch, _emit_lanes_body, _trig_joints
 from .recursion import _id_program, _Program
 from .version import GENERATOR_VERSION, model_key
 
