@@ -268,7 +268,7 @@ def _numba_mass_matrix(program, n) -> list:
     return [_emit_numba_state(printer, "mass_matrix_state", ["q"], [("M", 2)], program.outputs, n),
             _emit_lanes_body(compact_printer, "_mass_matrix_lanes", outputs, slots, n),
             _emit_lanes_batch("mass_matrix", ["q"], "_mass_matrix_lanes", slots, _trig_joints(compact_printer, n), n,
-                              copy=_copy_compact(entries, len(outputs))),
+                              copy=_copy_compact(entries, n)),
             _emit_numba_entry("mass_matrix", ["q"], "M", f"(q.shape[0], {n}, {n})")]
 
 

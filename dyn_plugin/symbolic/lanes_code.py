@@ -184,12 +184,19 @@ def _compact_matrix(printer, program, n) -> tuple:
     return outputs, entries
 
 
-def _copy_compact(entries, slots) -> list:
-    """Lines writing each lane's M (n·n ``entries``, :func:`_compact_matrix`) into ``out``
-    from its ``slots`` distinct entries in the chunk: a transposing copy reads a chunk's row
-    per entry, 1 KB apart (cache sets alias), so it reads each distinct entry once, and the
-    constants and the mirrored half are written from registers.  The slots are padded
-    (:class:`_Chunk`).  A robot without joints has nothing to write."""
-    body = ([f"            x{s} = M[{s} * {PADDED_STRIDE} + l]" for s in range(slots)]
-            + [f"            out[c + l, {e}] = {text}" for e, text in enumerate(entries)])
+def _copy_compact(entries, n) -> list:
+    """Lines writing each lane's M (n·n ``entries``, :func:`_compact_matrix`) into ``out``,
+    entry by entry of the lower triangle, each with its mirror: a slot is read from the
+    chunk once and written twice at once, so that no value stays live across the copy.  A
+    transposing copy reads a chunk's row per entry; the slots are padded (:class:`_Chunk`).
+    A robot without joints has nothing to write."""
+    body = []
+    for i in range(n):
+        for k in range(i + 1):
+            value = entries[i * n + k]
+            if value.startswith("x"):
+                body.append(f"            {value} = M[{value[1:]} * {PADDED_STRIDE} + l]")
+            body.append(f"            out[c + l, {i * n + k}] = {value}")
+            if k != i:
+                body.append(f"            out[c + l, {k * n + i}] = {value}")
     return ["        for l in range(m):"] + (body or ["            pass"])
