@@ -50,7 +50,7 @@ class _Chunk:
     LANES, the check row, then the results' entries, each ``stride`` doubles apart: LANES, or
     with ``padded`` LANES + ROW_PAD, so that a copy out, which reads across the entries of
     a lane, does not find them all in the same few cache sets (rows 1 KB apart alias in L1:
-    the solo12 chain's M, 111 distinct entries, copied out in 300 ns per state at a stride
+    the solo12 chain's M, 107 distinct entries, copied out in 300 ns per state at a stride
     of LANES, 155 at LANES + 8)."""
 
     def __init__(self, results, n, padded: bool = True):
@@ -73,7 +73,6 @@ class _Chunk:
         return f"W[{self.entry(name, 0)}:{self.entry(name, width)}]"
 
 
-
 def _lane(offset) -> str:
     """W's entry at ``offset`` (text) of lane l, by an unsigned index (see above)."""
     return f"W[np.uint64({offset}) + l]"
@@ -82,10 +81,10 @@ def _lane(offset) -> str:
 def _emit_lanes_body(printer, function, outputs, results, n, padded: bool = True) -> str:
     """``function(W, m)``: the program for lanes 0..m−1 of the chunk W (its layout:
     :class:`_Chunk`, ``padded`` or not): inputs from X's rows, results into theirs
-    (``results`` are (name, width) pairs; a matrix row-major).  Each lane adds (sum of its distinct results)·0 to the
-    check row: 0 when they are finite (or NaN for a sum that overflows, which the caller's
-    exact check then clears), a short tree of vector additions instead of a pass over the
-    result rows."""
+    (``results`` are (name, width) pairs; a matrix row-major).  Each lane adds (sum of its
+    distinct results)·0 to the check row: 0 when they are finite (or NaN for a sum that
+    overflows, which the caller's exact check then clears), a short tree of vector additions
+    instead of a pass over the result rows."""
     chunk = _Chunk(results, n, padded)
     lines = [f"@njit({NUMBA_OPTIONS})", f"def {function}(W, m):", "    for l in range(np.uint64(m)):"]
     lines += [f"        {name} = {_lane(f'{row} * LANES')}" for name, row in _lane_rows(printer, n).items()]
@@ -110,12 +109,13 @@ def _balanced_sum(terms: list) -> str:
 
 def _emit_lanes_batch(function, args, body, results, trig, n, solve: bool = False, copy=None) -> str:
     """``_<function>_blocks(*args, out, start, stop)`` (``args`` padded to three,
-    :func:`_three_inputs`): states start..stop−1 (start a multiple
-    of LANES) chunk by chunk: inputs ``args`` (N, n) transposed into X (absent q̇/q̈ rows
-    are 0, set once; X and the results are in one chunk W, :class:`_Chunk`), sin/cos of the ``trig`` joints, the ``body``, and the first result written back
-    to ``out`` (N, width) -- with ``solve``, q̈ = M⁻¹(τ − bias) instead, from the body's
-    results bias and M; with ``copy`` (lines), those lines write each chunk's ``out`` instead
-    (:func:`_copy_compact`).  Without the GIL, so that threads run blocks side by side
+    :func:`_three_inputs`): states start..stop−1 (start a multiple of LANES) chunk by
+    chunk: inputs ``args`` (N, n) transposed into X (absent q̇/q̈ rows are 0, set once; X
+    and the results are in one chunk W, :class:`_Chunk`), sin/cos of the ``trig`` joints,
+    the ``body``, and the first result written back to ``out`` (N, width) -- with
+    ``solve``, q̈ = M⁻¹(τ − bias) instead, from the body's results bias and M; with ``copy``
+    (lines), those lines write each chunk's ``out`` instead (:func:`_copy_compact`).
+    Without the GIL, so that threads run blocks side by side
     (:func:`dyn_plugin.compiled.lanes.run_blocks`).
 
     Returns 0.0 when every entry of the inputs and of the result is finite, else NaN (or
@@ -170,8 +170,8 @@ def _check_rows(array, first, stop) -> list:
 
 def _compact_matrix(printer, program, n) -> tuple:
     """A mass-matrix program's distinct entries that are not constant, as outputs ``("M",
-    (slot,), node)``, and the text of each of the n·n entries of M: its slot's variable
-    ``x<slot>`` or its constant."""
+    (slot,), node)``, and each of the n·n entries of M: its slot (int) or its constant
+    (the literal's text)."""
     slots, outputs, entries = {}, [], [None] * (n * n)
     for _, (i, k), node in program.outputs:
         if program.graph.op[node] == "const":
@@ -180,7 +180,7 @@ def _compact_matrix(printer, program, n) -> tuple:
         if node not in slots:
             slots[node] = len(slots)
             outputs.append(("M", (slots[node],), node))
-        entries[i * n + k] = f"x{slots[node]}"
+        entries[i * n + k] = slots[node]
     return outputs, entries
 
 
@@ -194,8 +194,9 @@ def _copy_compact(entries, n) -> list:
     for i in range(n):
         for k in range(i + 1):
             value = entries[i * n + k]
-            if value.startswith("x"):
-                body.append(f"            {value} = M[{value[1:]} * {PADDED_STRIDE} + l]")
+            if isinstance(value, int):                   # a slot, read from the chunk
+                body.append(f"            x{value} = M[{value} * {PADDED_STRIDE} + l]")
+                value = f"x{value}"
             body.append(f"            out[c + l, {i * n + k}] = {value}")
             if k != i:
                 body.append(f"            out[c + l, {k * n + i}] = {value}")
