@@ -258,7 +258,7 @@ def _emit_numba_entry(function, args, result, shape) -> str:
 
 def _numba_mass_matrix(program, n) -> list:
     """:func:`_numba_function` for M(q), its batch in compact form: the lanes body writes
-    only the distinct entries that are not constant (in a solo12 chain's M, 111 of 324), and
+    only the distinct entries that are not constant (in a solo12 chain's M, 107 of 324), and
     the copy out of each chunk completes M (:func:`_copy_compact`)."""
     printer = _Printer(program, "numba")
     outputs, entries = _compact_matrix(printer, program, n)
