@@ -76,6 +76,13 @@ class WorstErrors:
         if key not in self.worst or not error <= self.worst[key][0]:   # NaN counts as worst
             self.worst[key] = (error, info)
 
+    def merge(self, other):
+        """Another process's :meth:`as_dict` into this one (a pytest-xdist worker's)."""
+        for backend, count in other["examples"].items():
+            self.examples[backend] = self.examples.get(backend, 0) + count
+        for row in other["worst"]:
+            self.record(row["backend"], row["quantity"], row["error"], row["example"])
+
     def as_dict(self):
         return {
             "profile": os.environ.get(PROFILE_VARIABLE, "ci"),
@@ -91,6 +98,20 @@ _WORST = WorstErrors()
 @pytest.fixture(scope="session")
 def worst_errors():
     return _WORST
+
+
+def pytest_sessionfinish(session):
+    """A pytest-xdist worker hands its worst errors to the controller, which prints them."""
+    if hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["worst_errors"] = json.loads(json.dumps(_WORST.as_dict(), default=str))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """The controller gathers each pytest-xdist worker's worst errors as it finishes."""
+    worker = getattr(node, "workeroutput", {}).get("worst_errors")
+    if worker:
+        _WORST.merge(worker)
 
 
 def pytest_terminal_summary(terminalreporter):
