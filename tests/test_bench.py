@@ -34,7 +34,7 @@ def test_json_has_every_figure_and_the_environment(puma_result, tmp_path):
         assert dist in env["versions"]
     assert env["versions"]["pin"] and env["versions"]["pybullet"]
     for key in ("cpu", "platform", "cores", "usable_cores", "numba_threads", "pinocchio_parallel_threads", "date",
-                "load_average"):
+                "load_average", "others_busy_cores"):
         assert key in env
     assert doc["settings"]["sizes"] == [1, 10] and doc["settings"]["repeat"] == 2
     assert doc["robots"] == {"puma560": 6}
@@ -575,3 +575,56 @@ def test_pybullet_is_not_timed_on_a_floating_base_and_says_why():
     missing = [u for u in result.unavailable if u["backend"] == "pybullet"]
     assert len(missing) == 1 and "floating base" in missing[0]["reason"]
     assert result.find("solo12", "ID", "newton_euler", 4) is not None
+
+
+# -- whether other processes were busy: /proc/stat less our own CPU time --------------------------
+
+SPIN = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/stat")
+def test_the_bench_counts_another_process_that_keeps_a_core_busy():
+    """A process of its own spinning for 1.5 s is about one core busy (it still runs when
+    the clock is read, so it is not a waited-for child whose time os.times counts)."""
+    from dyn_plugin.tools.machine import OthersClock
+
+    spinner = subprocess.Popen([sys.executable, "-c", SPIN.format(seconds=3)])
+    try:
+        clock = OthersClock()
+        subprocess.run([sys.executable, "-c", "import time; time.sleep(1.5)"], check=True)
+        busy = clock.cores_busy()
+    finally:
+        spinner.kill()
+        spinner.wait()
+    assert busy is not None and busy >= 0.6, busy
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/stat")
+def test_the_bench_does_not_count_its_own_threads_as_other_processes():
+    """Two threads of this process hashing (hashlib releases the GIL) keep both cores busy
+    for 1.5 s; the clock subtracts them.  Without the subtraction it would read about 2 cores
+    (1.9 measured) whatever else runs; with it, at most what another process (a second
+    pytest worker) adds, under 1.2."""
+    import hashlib
+    import threading
+    import time
+
+    from dyn_plugin.tools.machine import OthersClock, usable_cores
+
+    if usable_cores() < 2:
+        pytest.skip("needs 2 usable cores")
+    data = bytes(8 << 20)
+
+    def hash_for(seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            hashlib.sha256(data).digest()
+
+    clock = OthersClock()
+    threads = [threading.Thread(target=hash_for, args=(1.5,)) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    busy = clock.cores_busy()
+    assert busy is not None and busy < 1.2, busy

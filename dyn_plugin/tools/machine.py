@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import os
 import platform
+import time
 from pathlib import Path
 from typing import Optional, Sequence
 
-__all__ = ["cpu_model", "environment", "installed_versions", "keep_freed_memory", "load_average", "numba_threads",
-           "usable_cores"]
+__all__ = ["OthersClock", "cpu_model", "environment", "installed_versions", "keep_freed_memory", "load_average",
+           "numba_threads", "usable_cores"]
 
 # glibc's mallopt parameters (malloc.h)
 _M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4
@@ -52,6 +53,43 @@ def load_average() -> Optional[list]:
         return [round(x, 2) for x in os.getloadavg()]
     except (AttributeError, OSError):
         return None
+
+
+class OthersClock:
+    """How many of our usable cores other processes kept busy since it was made: the busy
+    time of those cores in ``/proc/stat`` (user, nice, system, irq, softirq and steal, which
+    is a hypervisor's; not idle or I/O wait) less this process's own CPU time
+    (``os.times``, its threads and children), over the wall time.  The load average cannot
+    tell this: a bench that keeps 2 cores busy for a minute raises it by itself.  ``None``
+    where ``/proc/stat`` is not (not Linux)."""
+
+    def __init__(self):
+        self.start = self._read()
+
+    @staticmethod
+    def _read():
+        try:
+            lines = Path("/proc/stat").read_text().splitlines()
+            mine = {f"cpu{core}" for core in os.sched_getaffinity(0)}
+        except (OSError, AttributeError):
+            return None
+        ticks = os.sysconf("SC_CLK_TCK")
+        busy = 0
+        for line in lines:
+            name, *fields = line.split()
+            if name in mine:   # user nice system idle iowait irq softirq steal ...
+                values = [int(x) for x in fields[:8]] + [0] * (8 - len(fields[:8]))
+                busy += sum(values[i] for i in (0, 1, 2, 5, 6, 7))
+        own = os.times()
+        return time.monotonic(), busy / ticks, own.user + own.system + own.children_user + own.children_system
+
+    def cores_busy(self) -> Optional[float]:
+        """The average number of our usable cores that other processes kept busy so far."""
+        now = self._read()
+        if self.start is None or now is None or now[0] <= self.start[0]:
+            return None
+        others = (now[1] - self.start[1]) - (now[2] - self.start[2])
+        return max(0.0, others / (now[0] - self.start[0]))
 
 
 def keep_freed_memory() -> str:

@@ -16,7 +16,7 @@ import numpy as np
 from ...errors import BackendError, DynPluginError, InputError, argument
 from ...loops import available_cores, check_workers, using_workers
 from ...loops import workers as current_workers
-from ..machine import environment, load_average, usable_cores
+from ..machine import OthersClock, environment, load_average, usable_cores
 from ..validate import relative_errors
 from .operations import (DEFAULT_BACKENDS, DEFAULT_SIZES, OP_ARGS, OPS, OUR_METHODS, PIN_CALLS, PIN_PARALLEL_CALLS,
                          PYBULLET_CALLS, REFERENCE_KINDS)
@@ -33,6 +33,7 @@ GENERATED_DEFAULT_NV = 30   # by default the generated backends are timed up to 
                             # compiles talos's (nv 50, a 2.3 MB module) for over ten minutes on a 2-core machine
 CHECK_STATES = 16      # states of the correctness checks
 CHECK_RTOL = 1e-8      # ours vs pinocchio, |diff| / max(1, |ref|)
+OTHERS_BUSY = 0.1     # cores kept busy by other processes, on average, above which the report says so
 PARALLEL_RTOL = 1e-12  # pinocchio's parallel functions vs its loop
 
 
@@ -217,7 +218,7 @@ def run_bench(robots: Optional[Sequence[str]] = None, backends: Optional[Sequenc
     if threads is not None and threads < 1:
         raise InputError(f"{argument('threads')} must be at least 1, got {threads}")
     opts["threads"] = [threads] if threads else list(opts["workers"])
-    load_before = load_average()
+    load_before, others = load_average(), OthersClock()
     result = BenchResult(
         settings={"robots": list(opts["models"]), "lock": lock, "backends": opts["backends"], "ops": opts["ops"],
                   "sizes": opts["sizes"], "against": opts["against"], "repeat": repeat, "seed": seed,
@@ -257,10 +258,11 @@ def run_bench(robots: Optional[Sequence[str]] = None, backends: Optional[Sequenc
         result.environment["peak_flops"] = best_peak(before, measure_peak(peak_cores, target=min(target, 0.02)))
     result.seconds = time.perf_counter() - start
     result.environment["load_average"] = {"before": load_before, "after": load_average()}
-    busy = max((x[0] for x in (load_before, load_average()) if x), default=0.0)
-    if busy > 0.5:
-        result.notes.append(f"the machine was busy (1-min load average up to {busy:g} on {usable_cores()} usable "
-                            "cores): other processes disturb timings, multi-threaded ones most")
+    busy = others.cores_busy()
+    result.environment["others_busy_cores"] = busy
+    if busy is not None and busy > OTHERS_BUSY:
+        result.notes.append(f"other processes kept {busy:.2f} of the {usable_cores()} usable cores busy on average "
+                            "while this ran: they disturb timings, multi-threaded ones most")
     return result
 
 

@@ -281,7 +281,9 @@ def environment_line(env: dict) -> str:
     return (", ".join(parts) + f"; CPU {env['cpu']} ({env['usable_cores']} of {env['cores']} cores usable; "
             f"{threads}pinocchio parallel threads {env['pinocchio_parallel_threads']}){peak_text}; {env['date']}"
             + (f"; load average {env['load_average']['before'][0]:g} before, {env['load_average']['after'][0]:g} "
-               "after" if env.get("load_average") and env["load_average"]["before"] else ""))
+               "after" if env.get("load_average") and env["load_average"]["before"] else "")
+            + (f"; other processes {env['others_busy_cores']:.2f} cores" if env.get("others_busy_cores") is not None
+               else ""))
 
 
 def print_report(result: BenchResult, console) -> None:
