@@ -28,13 +28,13 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )
 PROFILE_VARIABLE = "DYN_PLUGIN_HYPOTHESIS_PROFILE"
+settings.load_profile(os.environ.get(PROFILE_VARIABLE, "ci"))
 
 # pytest-xdist sets COLUMNS=80 and LINES=24 in its workers; the CLI's tests read its output as
 # it is in a pipe without them (dyn_plugin.tools.output: 160 columns), as in a run with -n 0.
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.pop("COLUMNS", None)
     os.environ.pop("LINES", None)
-settings.load_profile(os.environ.get(PROFILE_VARIABLE, "ci"))
 
 import dyn_plugin as dp
 from dyn_plugin.backends.registry import backends
