@@ -3,6 +3,7 @@ figures, the plot, pinocchio's parallel functions against its loop, and clear er
 No timing is asserted: only structure and arithmetic."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -601,18 +602,16 @@ def test_the_bench_counts_another_process_that_keeps_a_core_busy():
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/stat")
 def test_the_bench_does_not_count_its_own_threads_as_other_processes():
-    """Two threads of this process hashing (hashlib releases the GIL) keep both cores busy
-    for 1.5 s; the clock subtracts them.  Without the subtraction it would read about 2 cores
-    (1.9 measured) whatever else runs; with it, at most what another process (a second
-    pytest worker) adds, under 1.2."""
+    """Two threads of this process hashing (hashlib releases the GIL) keep the cores busy for
+    1.5 s.  Other processes can then have had at most the cores less what this process used;
+    counting its own threads as others reads about 2 cores (1.99 measured, idle machine),
+    beyond that bound whatever else runs (another pytest worker included)."""
     import hashlib
     import threading
     import time
 
     from dyn_plugin.tools.machine import OthersClock, usable_cores
 
-    if usable_cores() < 2:
-        pytest.skip("needs 2 usable cores")
     data = bytes(8 << 20)
 
     def hash_for(seconds):
@@ -620,11 +619,13 @@ def test_the_bench_does_not_count_its_own_threads_as_other_processes():
         while time.monotonic() < end:
             hashlib.sha256(data).digest()
 
-    clock = OthersClock()
+    clock, wall, own = OthersClock(), time.monotonic(), os.times()
     threads = [threading.Thread(target=hash_for, args=(1.5,)) for _ in range(2)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    busy = clock.cores_busy()
-    assert busy is not None and busy < 1.2, busy
+    busy, now = clock.cores_busy(), os.times()
+    own_cores = (now.user + now.system - own.user - own.system) / (time.monotonic() - wall)
+    assert own_cores > 0.5, own_cores
+    assert busy is not None and busy <= usable_cores() - own_cores + 0.1, (busy, own_cores)
