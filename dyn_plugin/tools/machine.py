@@ -78,8 +78,7 @@ class OthersClock:
         for line in lines:
             name, *fields = line.split()
             if name in mine:   # user nice system idle iowait irq softirq steal ...
-                values = [int(x) for x in fields[:8]] + [0] * (8 - len(fields[:8]))
-                busy += sum(values[i] for i in (0, 1, 2, 5, 6, 7))
+                busy += sum(int(fields[i]) for i in (0, 1, 2, 5, 6, 7) if i < len(fields))
         own = os.times()
         return time.monotonic(), busy / ticks, own.user + own.system + own.children_user + own.children_system
 
