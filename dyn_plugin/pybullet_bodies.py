@@ -146,15 +146,19 @@ def body_dynamics(body: int, physicsClientId: Optional[int] = None) -> BodyDynam
 
 
 def _signature(p, body, client) -> tuple:
-    """What the model depends on: names, joint count and every link's inertial data
-    (so that ``changeDynamics`` rebuilds it); raises a clear error for a missing body."""
+    """Everything the model is built from: the names, the joint count, every link's
+    inertial data (so that ``changeDynamics`` rebuilds it) and every joint's
+    ``getJointInfo`` (type, axis, frame, parent, limits, damping: another body that takes
+    this one's id, after ``removeBody`` or a reconnect, differs there even when its names
+    and masses are the same); raises a clear error for a missing body."""
     try:
         info = p.getBodyInfo(body, physicsClientId=client)
         joints = p.getNumJoints(body, physicsClientId=client)
     except p.error as exc:
         raise InputError(f"pybullet body {body} in client {client}: {exc} (no such body, or client not connected)") from None
     inertial = tuple(p.getDynamicsInfo(body, j, physicsClientId=client)[:5] for j in range(-1, joints))
-    return info, joints, inertial
+    joint_infos = tuple(p.getJointInfo(body, j, physicsClientId=client) for j in range(joints))
+    return info, joints, inertial, joint_infos
 
 
 def _describe(p, body, client, signature) -> BodyDynamics:
@@ -165,8 +169,7 @@ def _describe(p, body, client, signature) -> BodyDynamics:
     except URDFError as exc:
         raise InputError(f"pybullet body {body} ({signature[0][1].decode()}) cannot be described: {exc}") from None
     names, indices, moving = [], [], []
-    for j in range(signature[1]):
-        info = p.getJointInfo(body, j, physicsClientId=client)
+    for j, info in enumerate(signature[3]):
         if info[2] in (_REVOLUTE, _PRISMATIC):
             names.append(info[1].decode())
             indices.append(j)

@@ -261,16 +261,30 @@ def install(target, backend: Optional[str] = None):
     ``backend`` names the backend for every call (default ``newton_euler``).  Returns
     ``target``; ``pybullet.calculateMassMatrix(...)`` or ``client.calculateMassMatrix(...)``
     then run ours with pybullet's arguments."""
+    for name in DROP_INS:
+        function = globals()[name]
+        chosen = backend if backend is not None and "backend" in inspect.signature(function).parameters else None
+        if chosen is None and not hasattr(target, "_client"):       # calculateJacobian is kinematics: no backend
+            setattr(target, name, function)
+        else:
+            setattr(target, name, _bound(function, target, chosen))
+    return target
+
+
+def _bound(function, target, backend: Optional[str]):
+    """``function`` with ``backend`` and, for a BulletClient ``target``, its client id as it
+    is at each call (``disconnect`` makes it −1: the call is then refused, as pybullet's own
+    methods refuse it, rather than answered for a client that took the old id)."""
     import functools
 
-    client = getattr(target, "_client", None)
-    for name in DROP_INS:
-        bound = {} if client is None else {"physicsClientId": client}
-        function = globals()[name]
-        if backend is not None and "backend" in inspect.signature(function).parameters:
-            bound["backend"] = backend      # calculateJacobian is kinematics: no backend
-        setattr(target, name, functools.wraps(function)(functools.partial(function, **bound)) if bound else function)
-    return target
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        bound = {} if backend is None else {"backend": backend}
+        if hasattr(target, "_client"):
+            bound["physicsClientId"] = target._client
+        return function(*args, **{**bound, **kwargs})
+
+    return call
 
 
 __all__ = ["BodyDynamics", "DROP_INS", "DynamicsStepper", "FrictionInjector", "body_dynamics", "body_urdf",
@@ -337,22 +351,49 @@ class DynamicsStepper:
         only); other ``options`` go to the backend."""
         p = import_pybullet()
         self._p = p
-        self.dynamics = bd = body_dynamics(body, physicsClientId)
-        self.layout = MultiDofLayout(bd) if bd.base is not None or bd.spherical else None
-        backend = backend or ("newton_euler" if bd.spherical else "newton_euler_friction")
-        options.setdefault("gravity", gravity_in_base(p, bd))
-        options.update(friction_options(bd.model, backend, friction, profile))
-        self.backend = get_backend(backend, bd.model, **options)
+        bd = body_dynamics(body, physicsClientId)
+        self._choices = (backend or ("newton_euler" if bd.spherical else "newton_euler_friction"), friction, profile,
+                         damping, options)
         self.substeps = _substeps(substeps)
+        self._build(bd, options.get("gravity"))
+        law = getattr(getattr(self.backend, "friction", None), "dynamic", None)
+        self.friction_state = None if law is None else np.zeros(law.n)
+        self.steps, self.time = 0, 0.0
+        motors_off(p, bd)
+
+    def _build(self, bd: BodyDynamics, gravity) -> None:
+        """The backend, layout and damping for ``bd`` under ``gravity`` (None: the client's,
+        in the base frame)."""
+        name, friction, profile, damping, options = self._choices
+        self.dynamics, self._gravity = bd, (gravity_in_base(self._p, bd) if gravity is None else gravity)
+        self.layout = MultiDofLayout(bd) if bd.base is not None or bd.spherical else None
+        options = {**options, "gravity": self._gravity, **friction_options(bd.model, name, friction, profile)}
+        self.backend = get_backend(name, bd.model, **options)
         self.damping = _damping(bd, self.backend, damping, self.layout is not None)
         law = getattr(getattr(self.backend, "friction", None), "dynamic", None)
         if law is not None and self.layout is not None:
             raise InputError(f"DynamicsStepper: {bd.label} has a floating base or spherical joints; friction model "
                              f"{self.backend.friction.name!r} has a {law.law} law, whose implicit step is written for "
                              "fixed-base bodies of revolute and prismatic joints: use a law without bristles")
-        self.friction_state = None if law is None else np.zeros(law.n)
-        self.steps, self.time = 0, 0.0
-        motors_off(p, bd)
+
+    def _follow_body(self) -> None:
+        """Before each step: the body as pybullet holds it now and the client's gravity now
+        (``setGravity``, ``changeDynamics``, a fixed base moved by
+        ``resetBasePositionAndOrientation`` since the stepper was made rebuild the backend,
+        as the drop-in functions do); a body of other joints at this id is refused."""
+        old = self.dynamics
+        bd = body_dynamics(old.body, old.client)
+        gravity = self._choices[4].get("gravity")
+        if gravity is None:
+            gravity = gravity_in_base(self._p, bd)
+        if bd is old and np.array_equal(gravity, self._gravity):
+            return
+        if (bd.model.joint_names, bd.model.joint_types, bd.base is None) != \
+                (old.model.joint_names, old.model.joint_types, old.base is None):
+            raise InputError(f"DynamicsStepper: {bd.label} is not the body this stepper was made for (its joints or "
+                             f"base differ from those of robot {old.model.name!r}: removed and replaced?); make a new "
+                             "DynamicsStepper for it")
+        self._build(bd, gravity)
 
     def step(self, torques, step_scene: bool = True) -> tuple:
         """Apply joint torques (dof,) N·m (N) for one time step — for a floating body or one
@@ -360,6 +401,7 @@ class DynamicsStepper:
         docstring); returns the new (positions, velocities) as tuples in the same layout.
         ``step_scene=False`` leaves ``stepSimulation`` to the caller (call it before
         :meth:`step` when several steppers share a scene)."""
+        self._follow_body()
         p, bd = self._p, self.dynamics
         dt = time_step(p, bd.client)
         if self.layout is not None:

@@ -10,6 +10,7 @@ import dataclasses
 import os
 from pathlib import Path
 from typing import Optional, Union
+from xml.sax.saxutils import quoteattr
 
 import numpy as np
 from lxml import etree
@@ -64,6 +65,12 @@ def _comment(text: Optional[str]) -> list:
     return [f"  <!-- {text.replace('--', '- -')} -->"] if text else []      # XML forbids "--" in comments
 
 
+def _attr(text: str) -> str:
+    """A name as a quoted XML attribute value (``&``, ``<``, ``>`` and quotes escaped:
+    pybullet takes names such as ``shoulder<1>``)."""
+    return quoteattr(str(text))
+
+
 def _origin_xml(T: np.ndarray) -> str:
     return f'<origin xyz="{_fmt(T[:3, 3])}" rpy="{_fmt(matrix_to_rpy(T[:3, :3]))}"/>'
 
@@ -71,10 +78,10 @@ def _origin_xml(T: np.ndarray) -> str:
 def _link_element_xml(link: LinkElement) -> list:
     out = _comment(link.comment)
     if link.inertia is None:
-        return out + [f'  <link name="{link.name}"/>']
+        return out + [f'  <link name={_attr(link.name)}/>']
     I = link.inertia
     return out + [
-        f'  <link name="{link.name}">',
+        f'  <link name={_attr(link.name)}>',
         "    <inertial>",
         f"      {_origin_xml(link.inertial_origin)}",
         f'      <mass value="{_fmt(link.mass)}"/>',
@@ -87,9 +94,9 @@ def _link_element_xml(link: LinkElement) -> list:
 
 def _joint_element_xml(joint: JointElement) -> list:
     out = _comment(joint.comment) + [
-        f'  <joint name="{joint.name}" type="{joint.kind}">',
-        f'    <parent link="{joint.parent}"/>',
-        f'    <child link="{joint.child}"/>',
+        f'  <joint name={_attr(joint.name)} type="{joint.kind}">',
+        f'    <parent link={_attr(joint.parent)}/>',
+        f'    <child link={_attr(joint.child)}/>',
         f"    {_origin_xml(joint.origin)}",
     ]
     if joint.kind != "fixed":
@@ -112,7 +119,7 @@ def urdf_document(name: str, elements, comment: Optional[str] = None) -> str:
     """URDF text of a robot from :class:`LinkElement` and :class:`JointElement` records, in
     the order given, numbers exact to the last bit: the one URDF writer (:func:`to_urdf`
     and :func:`dyn_plugin.pybullet_bridge.body_urdf` build their records and call it)."""
-    lines = ['<?xml version="1.0"?>', f'<robot name="{name}">'] + _comment(comment)
+    lines = ['<?xml version="1.0"?>', f'<robot name={_attr(name)}>'] + _comment(comment)
     for element in elements:
         lines += _link_element_xml(element) if isinstance(element, LinkElement) else _joint_element_xml(element)
     return "\n".join(lines + ["</robot>"]) + "\n"
