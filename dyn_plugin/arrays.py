@@ -15,6 +15,11 @@ import numpy as np
 
 from .errors import InputError, NumericalError
 
+# M(q) counts as singular when its smallest eigenvalue is below this fraction of its largest;
+# every forward-dynamics solver refuses a pivot below SINGULAR × its largest pivot or diagonal
+# entry (a pivot of M's factorisation bounds λ_min from above, a diagonal entry λ_max from below)
+SINGULAR = 1e-13
+
 _REAL_KINDS = "fiu"      # numpy dtype kinds accepted as joint-space numbers: float, int, unsigned
 _DESCRIBED_KINDS = {"c": "complex numbers", "b": "booleans", "U": "text", "S": "bytes", "M": "dates",
                     "m": "time differences", "V": "structured records"}

@@ -180,15 +180,15 @@ def simulate(backend, q0, qd0, torque: Union[Callable, np.ndarray], duration: fl
     model, n = backend.model, backend.model.nv
     _check_options(integrator, on_limit, dt, duration, viscous)
     steps = int(round(duration / dt))
-    q0, _ = as_batch("q0", q0, model.nq, model.configuration_names)
-    qd0, _ = as_batch("qd0", qd0, n, model.velocity_names)
+    q0 = _one_state("q0", q0, model.nq, model.configuration_names)
+    qd0 = _one_state("qd0", qd0, n, model.velocity_names)
     tau_of = _torque_function(torque, n, steps, dt)
     bristles = _initial_friction_state(backend, friction_state0, steps)
     impulses = _uses_velocity_step(backend, integrator, viscous) and bristles is None
     t = np.arange(steps + 1) * dt
     qd, tau, qdd = (np.zeros((steps + 1, n)) for _ in range(3))
     q = np.zeros((steps + 1, model.nq))
-    q[0], qd[0] = q0[0], qd0[0]
+    q[0], qd[0] = q0, qd0
     advance = _advance(model)
     limits = _LimitWatch(model, on_limit)
     divergence = _Divergence(model, t, dt)
@@ -257,8 +257,18 @@ def _initial_friction_state(backend, friction_state0, steps: int) -> Optional[np
         return None
     z = np.zeros((steps + 1, law.n))
     if friction_state0 is not None:
-        z[0] = as_batch("friction_state0", friction_state0, law.n, backend.model.joint_names)[0][0]
+        z[0] = _one_state("friction_state0", friction_state0, law.n, backend.model.joint_names)
     return z
+
+
+def _one_state(name: str, value, n: int, names) -> np.ndarray:
+    """One validated state (n,) of ``value`` (n,) or (1, n): a trajectory starts from one
+    (a batch of several is refused, not cut to its first row)."""
+    array = as_batch(name, value, n, names)[0]
+    if len(array) != 1:
+        raise InputError(f"{name} must be one state of shape ({n},): simulate integrates one trajectory, got a "
+                         f"batch of shape {array.shape} (call simulate once per initial state)")
+    return array[0]
 
 
 def _uses_velocity_step(backend, integrator: str, viscous: str) -> bool:

@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "dyn_plugin"
 FLOORS = (
     ("ground", ("errors", "_version", "arrays", "terms", "datafile", "loops", "mimic")),
     ("robot", ("kinematics", "joints", "model", "configuration", "urdf", "dh", "locking", "floating", "multi_dof",
-               "frames", "external", "sampling", "robots", "bundled")),
+               "frames", "body_sums", "external", "sampling", "robots", "bundled")),
     ("algorithms", ("algorithms",)),
     ("compiled", ("compiled",)),
     ("friction", ("friction",)),

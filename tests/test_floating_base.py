@@ -61,6 +61,9 @@ class FloatingTree:
                                                          self.pin_v(t))), (self.q, self.v, self.tau)),
         }.items()}
         self.ref["Cqd"] = self.ref["bias"] - self.ref["g"]
+        order = np.ix_(*[np.concatenate([np.arange(6), self.iv])] * 2)
+        self.ref["C"] = np.array([pin.computeCoriolisMatrix(self.pm, self.pd, self.pin_q(q), self.pin_v(v))[order]
+                                  for q, v in zip(self.q, self.v)])
 
     def pin_q(self, q):
         out = np.zeros(self.pm.nq)
@@ -128,6 +131,9 @@ FEATURES = {
     "gravity_torques": lambda be, t: (be.gravity_torques(t.q), t.ref["g"]),
     "bias_forces": lambda be, t: (be.bias_forces(t.q, t.v), t.ref["bias"]),
     "velocity terms (C v)": lambda be, t: (np.einsum("nij,nj->ni", be.coriolis_matrix(t.q, t.v), t.v), t.ref["Cqd"]),
+    # Ṁ − 2C skew-symmetric: pinocchio's C (the base's velocity is no coordinate's rate, and
+    # ½ ∂h/∂v, which also gives C v, is not it)
+    "coriolis_matrix": lambda be, t: (be.coriolis_matrix(t.q, t.v), t.ref["C"]),
     "forward_dynamics": lambda be, t: (be.forward_dynamics(t.q, t.v, t.tau), t.ref["qdd"]),
     "forward_dynamics (one state)": lambda be, t: (be.forward_dynamics(t.q[5], t.v[5], t.tau[5]), t.ref["qdd"][5]),
     "joint_wrenches": lambda be, t: (np.stack(be.joint_wrenches(t.q, t.v, t.a)), np.stack(t.wrenches())),

@@ -98,6 +98,7 @@ class Case:
                "bias": self.per_state(lambda q, v: t.ours_v(pin.nonLinearEffects(pm, pd, q, v)), self.q, self.v),
                "q̈": self.per_state(lambda q, v, tau: t.ours_v(pin.aba(pm, pd, q, v, tau)), self.q, self.v, self.tau)}
         ref["C q̇"] = ref["bias"] - ref["g"]
+        ref["C"] = self.per_state(lambda q, v: t.ours_m(pin.computeCoriolisMatrix(pm, pd, q, v)), self.q, self.v)
 
         def rnea_derivatives(q, v, a):
             return np.stack([t.ours_m(x) for x in pin.computeRNEADerivatives(pm, pd, q, v, a)[:2]])
@@ -208,6 +209,7 @@ def _dynamics(be, c):
     yield "M", be.mass_matrix(c.q), False
     yield "g", be.gravity_torques(c.q), False
     yield "bias", be.bias_forces(c.q, c.v), False
+    yield "C", be.coriolis_matrix(c.q, c.v), False             # Ṁ − 2C skew: pinocchio's C, not ½ ∂h/∂v
     yield "q̈", be.forward_dynamics(c.q, c.v, c.tau), True
     yield "q̈ (one state)", be.forward_dynamics(c.q[2], c.v[2], c.tau[2])[None], True
     yield "τ with f_ext", be.inverse_dynamics(c.q, c.v, c.a, f_ext=c.f_ext), False
@@ -471,3 +473,52 @@ def test_pybullets_spherical_joint_with_cone_limits():
         be = dp.get_backend(name, c.model)
         assert_close(be.inverse_dynamics(c.q, c.v, c.a), c.ref["τ"], f"{name} τ")
         assert_close(be.mass_matrix(c.q), c.ref["M"], f"{name} M")
+
+
+@pytest.mark.parametrize("root", ROOTS)
+def test_joint_wrenches_of_a_backend_without_them_are_a_clear_error(root):
+    """lagrange_euler computes no joint wrenches: named, not an AttributeError of its chain."""
+    c = case("spherical", root)
+    be = dp.get_backend("lagrange_euler", c.model)
+    with pytest.raises(dp.BackendError, match="joint_wrenches: backend 'lagrange_euler' has none"):
+        be.joint_wrenches(c.q[0], c.v[0], c.a[0])
+
+
+@pytest.mark.parametrize("tree", list(TREES))
+def test_the_regressor_of_joints_of_several_degrees_of_freedom(tree):
+    """τ = Y θ against pinocchio's rnea; and Y depends on the motion only: the same Y times
+    another robot's parameters (each link's mass and inertia scaled differently) is that
+    robot's τ."""
+    c = case(tree, "fixed")
+    model, theta = c.model, c.model.inertial_parameters(flat=True)
+    scale = 1.0 + np.arange(model.n)
+    other = dataclasses.replace(model, masses=model.masses * scale, inertias=model.inertias * (2 * scale)[:, None, None])
+    tau_other = dp.get_backend("pinocchio", other).inverse_dynamics(c.q, c.v, c.a)
+    for name in ("newton_euler", "lagrange_euler", "pinocchio"):
+        Y = dp.get_backend(name, model).regressor(c.q, c.v, c.a)
+        assert Y.shape == (N, model.nv, 10 * model.n)
+        assert_close(Y @ theta, c.ref["τ"], f"{name} Y θ on {tree}")
+        assert_close(Y @ other.inertial_parameters(flat=True), tau_other, f"{name} Y θ' on {tree}")
+    one = dp.get_backend("newton_euler", model).regressor(c.q[1], c.v[1], c.a[1])
+    assert_close(one @ theta, c.ref["τ"][1], f"one state on {tree}")
+
+
+def test_the_regressor_of_a_floating_base_is_refused_by_name():
+    c = case("spherical", "floating")
+    with pytest.raises(ModelError, match="not a floating base's; load the robot with a fixed base"):
+        dp.get_backend("newton_euler", c.model).regressor(c.q, c.v, c.a)
+
+
+@pytest.mark.parametrize("name", ["newton_euler", "lagrange_euler"])
+def test_velocities_that_overflow_name_the_input_not_the_chain(name):
+    """qd = 1e160 on a spherical joint: ω × v overflows in the chain's terms; the error names
+    the model's velocity, not the chain's 'qdd' (which the caller never gave)."""
+    c = case("spherical", "fixed")
+    i = c.model.multi_dof_indices[0]
+    k = c.model.joint_slices[i][1].start
+    v = c.v[:2].copy()
+    v[1, k] = 1e160
+    be = dp.get_backend(name, c.model)
+    for call in (lambda: be.inverse_dynamics(c.q[:2], v, c.a[:2]), lambda: be.forward_dynamics(c.q[:2], v, c.tau[:2])):
+        with pytest.raises(dp.NumericalError, match=rf"state 1.*qd = 1e\+160 at (joint )?{c.model.velocity_names[k]!r}"):
+            call()

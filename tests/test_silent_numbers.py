@@ -400,3 +400,16 @@ def test_links_welded_into_one_body_are_checked_as_that_body():
     said = [str(w.message) for w in warned]      # the link's two defects, each named (pytest re-emits the unmatched)
     assert len(said) == 2 and all("'rod'" in text for text in said), said
     assert re.search("not positive semi-definite.*welded", said[0]) and "triangle inequality" in said[1], said
+
+
+@pytest.mark.parametrize("name", dp.list_backends())
+def test_every_backend_answers_an_empty_batch_in_the_documented_shapes(name):
+    """N = 0 states: (0, n) and (0, n, n) results (the pinocchio adapter returned (0,))."""
+    be = dp.get_backend(name, dp.load_robot("puma560"))
+    empty = np.zeros((0, 6))
+    assert be.inverse_dynamics(empty, empty, empty).shape == (0, 6)
+    assert be.mass_matrix(empty).shape == (0, 6, 6)
+    assert be.forward_dynamics(empty, empty, empty).shape == (0, 6)
+    assert be.frame_jacobian(empty, be.model.frame_names[-1]).shape == (0, 6, 6)
+    if type(be).can("derivatives"):
+        assert [d.shape for d in be.inverse_dynamics_derivatives(empty, empty, empty)] == [(0, 6, 6)] * 2

@@ -149,3 +149,16 @@ def test_bad_simulation_input(kwargs, fragment):
     args.update(kwargs)
     with pytest.raises(dp.InputError, match=fragment):
         dp.simulate(dp.get_backend("newton_euler", model), **args)
+
+
+def test_a_batch_of_initial_states_is_refused_not_cut_to_its_first():
+    """simulate integrates one trajectory: (N, n) initial states with N > 1 used to run from
+    row 0 alone, silently."""
+    be = dp.get_backend("newton_euler", dp.load_robot("puma560"))
+    q0 = np.zeros((3, 6))
+    with pytest.raises(dp.InputError, match=r"q0 must be one state of shape \(6,\).*\(3, 6\)"):
+        dp.simulate(be, q0, np.zeros(6), np.zeros(6), 0.01, 0.001)
+    with pytest.raises(dp.InputError, match=r"qd0 must be one state"):
+        dp.simulate(be, np.zeros(6), np.zeros((2, 6)), np.zeros(6), 0.01, 0.001)
+    one = dp.simulate(be, q0[:1], np.zeros((1, 6)), np.zeros(6), 0.01, 0.001)
+    assert np.array_equal(one.q, dp.simulate(be, np.zeros(6), np.zeros(6), np.zeros(6), 0.01, 0.001).q)

@@ -181,7 +181,10 @@ def test_floating_lanes_forms_equal_the_per_state_kernels(seed, n, options):
     assert _relative(lanes, _chain_accelerations(model, P, q, v, x)) <= 1e-13
     free_flyer_lanes._forward_per_state(P, q, v, x, fallback, 0, len(q))
     assert not np.array_equal(lanes[:32], fallback[:32])
-    assert np.array_equal(lanes[32:], fallback[32:])
+    # the same per-state kernel, inlined into forward_dynamics_lanes and compiled on its own:
+    # LLVM may fuse other multiply-adds in each copy (seen: 6e-16 relative after other
+    # tests compiled the kernel first), so not bit for bit as the torques above
+    assert _relative(lanes[32:], fallback[32:]) <= 1e-14
 
 
 def test_free_flyer_chain_refuses_base_armature():

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arrays import SINGULAR
 from ..kinematics import REVOLUTE, cross, link_placements, skew
 
 
@@ -106,4 +107,7 @@ def forward_dynamics(model, q, qd, tau, armature=None) -> np.ndarray:
         a_prime = np.einsum("nab,nb->na", X[:, i], a_parent) + c[:, i]
         qdd[:, i] = (u[:, i] - np.einsum("na,na->n", U[:, i], a_prime)) / D[:, i]
         a[:, i] = a_prime + qdd[:, i, None] * S[i]
+    # the D_i are pivots of M(q)'s factorisation (Featherstone 2008, §6.5): λ_min ≤ min D_i
+    # and max D_i ≤ λ_max, so a smaller pivot means M(q) singular to rounding; NaN, refused
+    qdd[~(D.min(axis=1, initial=np.inf) > SINGULAR * D.max(axis=1, initial=0.0))] = np.nan
     return qdd

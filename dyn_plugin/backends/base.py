@@ -32,16 +32,63 @@ from typing import Optional
 
 import numpy as np
 
-from ..arrays import _overflow, all_finite, as_batch, batch_args, check_finite, state_args  # noqa: F401 (as_batch, check_finite: re-exported)
+from ..arrays import SINGULAR, _overflow, all_finite, as_batch, batch_args, check_finite, state_args  # noqa: F401 (as_batch, check_finite: re-exported)
 
-__all__ = ["Backend", "CAPABILITIES", "KINDS", "SINGULAR", "as_batch", "batch_args", "check_finite"]
+__all__ = ["Backend", "CAPABILITIES", "KINDS", "SINGULAR", "as_batch", "batch_args", "chain_joint_wrenches", "check_finite",
+           "cholesky_factor", "nan_for_overflow"]
 from .. import floating, frames
 from ..errors import BackendError, InputError, ModelError, NumericalError
 from ..loops import using_workers
 from ..model import RobotModel
 
-# M(q) counts as singular when its smallest eigenvalue is below this fraction of its largest.
-SINGULAR = 1e-13
+
+
+def cholesky_factor(M: np.ndarray) -> np.ndarray:
+    """L (N, n, n) with L Lᵀ = M (N, n, n); raises ``np.linalg.LinAlgError`` where a pivot
+    L_jj² is not above SINGULAR × M's largest diagonal entry: M singular (to rounding),
+    whose solve would be rounding error magnified 1e13 times or more."""
+    L = np.linalg.cholesky(M)
+    largest = np.diagonal(M, axis1=-2, axis2=-1).max(axis=-1, keepdims=True, initial=0.0)
+    if not np.all(np.diagonal(L, axis1=-2, axis2=-1) ** 2 > SINGULAR * largest):
+        raise np.linalg.LinAlgError("a pivot of the mass matrix's Cholesky factorisation is below SINGULAR × its "
+                                    "largest diagonal entry")
+    return L
+
+
+def nan_for_overflow(backend, method: str, *arrays):
+    """``backend.<method>(*arrays)`` on validated (N, ...) batches, with NaN instead of a
+    NumericalError in the states whose result overflows: a backend wrapping ``backend``
+    (friction, joints of several degrees of freedom) then reports it in its own terms (its
+    method, the state, the input that caused it: :meth:`Backend._run`).  A method
+    returning a tuple (joint wrenches) gets NaN in each part."""
+    function = getattr(backend, method)
+    try:
+        return function(*arrays)
+    except NumericalError:
+        pass
+    rows = []
+    for k in range(len(arrays[0])):                  # which states: one at a time (an error path only)
+        try:
+            rows.append(function(*(a[k:k + 1] for a in arrays)))
+        except NumericalError:
+            rows.append(None)
+    shape = next((r for r in rows if r is not None), None)
+    if shape is None:                                # every state overflows: the shapes from the first
+        with np.errstate(all="ignore"):
+            shape = function(*(np.zeros_like(a[:1]) for a in arrays))
+    if isinstance(shape, tuple):
+        return tuple(np.concatenate([np.full_like(part, np.nan) if r is None else r[i]
+                                     for r in rows]) for i, part in enumerate(shape))
+    return np.concatenate([np.full_like(shape, np.nan) if r is None else r for r in rows])
+
+
+def chain_joint_wrenches(chain, model):
+    """``chain.joint_wrenches``, the method a backend of ``model`` built on ``chain`` (its
+    free-flyer or expanded chain) answers with; a BackendError when the chain has none."""
+    if not hasattr(chain, "joint_wrenches"):
+        raise BackendError(f"joint_wrenches: backend {chain.name!r} has none (they are Newton-Euler's: build robot "
+                           f"{model.name!r} with dyn_plugin.get_backend('newton_euler', model))")
+    return chain.joint_wrenches
 
 
 KINDS = ("ours", "generated", "reference")
@@ -139,6 +186,9 @@ class Backend:
     def _run(self, method, matrix: bool = False, **arrays):
         checking = self._checking_batch(method)
         args, single = state_args(self.model, finite=checking is None, **arrays)
+        if len(args[0]) == 0:            # no states: the answer's shape, from one
+            result = self._run(method, matrix, **self._one_state(arrays, args))
+            return tuple(part[:0] for part in result) if isinstance(result, tuple) else result[:0]
         call = checking or (lambda *states: (method(*states), False))
         with self._checked_arithmetic():
             if self.workers is None:
@@ -157,6 +207,12 @@ class Backend:
         if isinstance(result, tuple):
             return tuple(part[0] for part in result) if single else result
         return result[0] if single else result
+
+    def _one_state(self, names, args) -> dict:
+        """Arrays of one state in the shapes of the validated batches ``args``: the neutral
+        configuration, every other entry 1 (q̇ ≠ 0: dry friction has a derivative there)."""
+        return {name: self.model.neutral()[None] if name == "q" else np.ones((1, a.shape[1]))
+                for name, a in zip(names, args)}
 
     def _checked_arithmetic(self):
         """The context :meth:`_run` computes a batch in: where numpy does the arithmetic (the
@@ -218,10 +274,12 @@ class Backend:
 
     def _refuse_singular_mass_matrix(self, q) -> None:
         """Raise a ModelError naming the joints that move no mass or inertia if M(q) is
-        singular at one of the (validated) states ``q``; return otherwise."""
-        (Q,), single = state_args(self.model, q=q)
-        for state, M in enumerate(self._batch_mass_matrix(Q)):
-            moments = np.linalg.eigvalsh(M)
+        singular at one of the (validated) states ``q``; return otherwise.  An M that
+        overflows is a NumericalError naming the state (not a singular M)."""
+        single = state_args(self.model, q=q)[1]
+        nv = self.model.nv
+        for state, M in enumerate(np.reshape(self.mass_matrix(q), (-1, nv, nv))):
+            moments, directions = np.linalg.eigh(M)
             if moments[0] > SINGULAR * max(moments[-1], 1e-300):
                 continue
             diagonal = np.diag(M)
@@ -234,7 +292,14 @@ class Backend:
                 + (f"; joints moving no mass or inertia: {', '.join(map(repr, idle))}" if idle else "")
                 + (f"; links without mass or inertia: {', '.join(map(repr, empty))}. Give those links an "
                    "<inertial> (a rotor needs only its inertia), or make their joints fixed" if empty else
-                   ": no finite torque defines their acceleration"))
+                   ": no finite torque defines their acceleration" if idle else
+                   f"; this motion of the joints together moves no mass or inertia: {self._motion(directions[:, 0])}"))
+
+    def _motion(self, direction: np.ndarray) -> str:
+        """A null direction of M, its main entries by velocity name (the largest 1)."""
+        direction = direction / direction[np.argmax(np.abs(direction))]
+        main = [k for k in np.argsort(-np.abs(direction)) if abs(direction[k]) >= 0.01]
+        return ", ".join(f"{self.model.velocity_names[k]} {direction[k]:+.3g}" for k in main)
 
     # -- derivatives ----------------------------------------------------------------------
 
@@ -267,13 +332,19 @@ class Backend:
         """The inertial-parameter regressor Y (n, 10 n) or (N, n, 10 n): τ = Y θ (rigid body,
         this backend's gravity; no friction or armature) with θ =
         ``model.inertial_parameters(flat=True)``, pinocchio's ``computeJointTorqueRegressor``
-        (:mod:`dyn_plugin.algorithms.regressor`).  Fixed-base models without mimic joints."""
+        (:mod:`dyn_plugin.algorithms.regressor`; with joints of several degrees of freedom or
+        mimic joints, the sum over the bodies of :mod:`dyn_plugin.body_sums`).  Fixed-base
+        models: θ has no place for a floating base's own ten parameters."""
         from ..algorithms.regressor import joint_torque_regressor
+        from ..body_sums import joint_torque_regressor as by_bodies
 
-        self.model.require_fixed_joint_space("the regressor")
+        if self.model.floating_base:
+            raise ModelError(f"the regressor of robot {self.model.name!r}: θ = model.inertial_parameters() lists the "
+                             "moving links' parameters, not a floating base's; load the robot with a fixed base")
+        general = bool(self.model.multi_dof_indices or self.model.mimic)
 
         def _batch_regressor(q, qd, qdd):
-            return joint_torque_regressor(self.model, q, qd, qdd)
+            return (by_bodies if general else joint_torque_regressor)(self.model, q, qd, qdd)
 
         return self._run(_batch_regressor, q=q, qd=qd, qdd=qdd)
 
@@ -327,6 +398,8 @@ class Backend:
         self.model.frame(frame)                     # an unknown name lists the valid ones
         options = {} if reference is None else {"reference": frames.reference_name(reference)}
         args, single = state_args(self.model, **arrays)
+        if len(args[0]) == 0:            # no states: the answer's shape, from one
+            return self._run_frame(what, frame, reference, **self._one_state(arrays, args))[:0]
         if self.model.floating_base:
             args[0] = floating.unit_quaternions(args[0])
         result = getattr(self, f"_batch_{what}")(*args, frame, **options)
@@ -381,9 +454,8 @@ class Backend:
         return self._batch_bias_forces(q, qd) - self._batch_gravity_torques(q)
 
     def _batch_forward_dynamics(self, q, qd, tau):
-        M = self._batch_mass_matrix(q)
+        L = cholesky_factor(self._batch_mass_matrix(q))
         rhs = tau - self._batch_bias_forces(q, qd)
-        L = np.linalg.cholesky(M)
         y = np.linalg.solve(L, rhs[..., None])
         return np.linalg.solve(np.swapaxes(L, -1, -2), y)[..., 0]
 
@@ -414,6 +486,13 @@ class Backend:
         return CompiledDynamics(self.model)
 
     def _batch_coriolis_matrix(self, q, qd):
+        """The Christoffel C, ½ ∂h/∂q̇ by polarising the velocity terms h, where every velocity is
+        a coordinate's rate; else (a floating base, joints of several degrees of freedom,
+        whose angular velocities are not) the sum over the bodies of :mod:`dyn_plugin.coriolis`."""
+        if self.model.floating_base or self.model.multi_dof_indices:
+            from ..body_sums import coriolis_matrix
+
+            return coriolis_matrix(self.model, floating.unit_quaternions(q) if self.model.floating_base else q, qd)
         # C is linear in q̇: C(q, q̇) = m C(q, q̇/m) with m = max|q̇ₖ|, so the quadratic h is
         # only ever evaluated at |u| ≤ √n and a q̇ whose C is representable cannot overflow.
         N, n = qd.shape

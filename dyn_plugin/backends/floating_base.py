@@ -21,7 +21,7 @@ from .. import floating
 from ..compiled import NO_SINGLE_STATE_PATH, FreeFlyerKernels
 from ..errors import ModelError
 from ..terms import Terms
-from .base import Backend
+from .base import Backend, chain_joint_wrenches
 from .entry_point_path import EntryPointPath
 
 
@@ -235,7 +235,11 @@ class FloatingBaseBackend(EntryPointPath, Backend):
         if self._kernels is not None:
             return self._kernel_result(self._kernels.forward_dynamics(q, qd, tau), q)
         d = self._offset(q, qd)
-        return self._shifted(self._chain_method("forward_dynamics")(floating.chain_configuration(q), qd, tau), d, -1.0)
+        try:
+            qdd = self._chain_method("forward_dynamics")(floating.chain_configuration(q), qd, tau)
+        except ModelError:          # the chain's M singular: named here, in this robot's joints
+            raise np.linalg.LinAlgError("the free-flyer chain's mass matrix is singular") from None
+        return self._shifted(qdd, d, -1.0)
 
     def _batch_inverse_dynamics_jacobians(self, q, qd, qdd):
         """The chain's Jacobians at its state, its base columns replaced: the robot's τ, in
@@ -260,9 +264,10 @@ class FloatingBaseBackend(EntryPointPath, Backend):
         """Force and moment (N, n + 1, 3) on the base (entry 0: what the free-flyer joint
         transmits, base frame, at the base origin, as pinocchio's ``data.f[1]``) and on each
         joint's child link (as the chain backend's ``joint_wrenches``)."""
+        wrenches = chain_joint_wrenches(self.chain, self.model)
         (q, qd, qdd), single = self._checked(q=q, qd=qd, qdd=qdd)
         acc = self._shifted(qdd, self._offset(q, qd))
-        force, moment = self.chain.joint_wrenches(floating.chain_configuration(q), qd, acc)
+        force, moment = wrenches(floating.chain_configuration(q), qd, acc)
         force, moment = force[:, floating.BASE_V - 1:], moment[:, floating.BASE_V - 1:]
         return (force[0], moment[0]) if single else (force, moment)
 

@@ -79,7 +79,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..errors import BackendError, DynPluginError, InputError, NumericalError
+from ..errors import BackendError, DynPluginError, InputError, ModelError
 from ..external import Load
 from ..friction import bristles, law
 from ..friction.law import direction
@@ -87,7 +87,7 @@ from ..friction.parameters import FrictionModel, resolve_friction
 from ..kinematics import rotation_from_z
 from ..arrays import contiguous
 from . import bristle_stepping, friction_forward, friction_jacobians
-from .base import Backend, batch_args, check_finite
+from .base import Backend, batch_args, check_finite, nan_for_overflow
 from .registry import backend_class, backends, declared, get_backend, takes_armature
 
 
@@ -134,32 +134,6 @@ class TorqueBreakdown:
 
     def single(self) -> "TorqueBreakdown":
         return TorqueBreakdown(*(getattr(self, f.name)[0] for f in dataclasses.fields(self)))
-
-
-def _rigid(backend, method: str, *arrays):
-    """``backend.<method>(*arrays)`` on validated (N, ...) batches, with NaN instead of a
-    NumericalError in the states whose result overflows: the wrapper's own checks then
-    report it in its terms (its method, the state, the input that caused it).  A method
-    returning a tuple (joint wrenches) gets NaN in each part."""
-    function = getattr(backend, method)
-    try:
-        return function(*arrays)
-    except NumericalError:
-        pass
-    rows = []
-    for k in range(len(arrays[0])):                  # which states: one at a time (an error path only)
-        try:
-            rows.append(function(*(a[k:k + 1] for a in arrays)))
-        except NumericalError:
-            rows.append(None)
-    shape = next((r for r in rows if r is not None), None)
-    if shape is None:                                # every state overflows: the shapes from the first
-        with np.errstate(all="ignore"):
-            shape = function(*(np.zeros_like(a[:1]) for a in arrays))
-    if isinstance(shape, tuple):
-        return tuple(np.concatenate([np.full_like(part, np.nan) if r is None else r[i]
-                                     for r in rows]) for i, part in enumerate(shape))
-    return np.concatenate([np.full_like(shape, np.nan) if r is None else r for r in rows])
 
 
 @functools.lru_cache(maxsize=None)
@@ -298,17 +272,17 @@ class FrictionBackend(Backend):
         return self.rigid.bias_forces(q, qd)
 
     def _batch_mass_matrix(self, q):
-        M = _rigid(self.rigid, "mass_matrix", q)
+        M = nan_for_overflow(self.rigid, "mass_matrix", q)
         return M + self._armature_matrix if self._diagonal else M
 
     def _batch_gravity_torques(self, q):
-        return _rigid(self.rigid, "gravity_torques", q)
+        return nan_for_overflow(self.rigid, "gravity_torques", q)
 
     def _batch_bias_forces(self, q, qd):
-        return _rigid(self.rigid, "bias_forces", q, qd)
+        return nan_for_overflow(self.rigid, "bias_forces", q, qd)
 
     def _batch_coriolis_matrix(self, q, qd):
-        return _rigid(self.rigid, "coriolis_matrix", q, qd)
+        return nan_for_overflow(self.rigid, "coriolis_matrix", q, qd)
 
     # -- inverse dynamics ----------------------------------------------------------------
 
@@ -334,7 +308,7 @@ class FrictionBackend(Backend):
 
     def _batch_inverse_dynamics(self, q, qd, qdd):
         if self._short:                                      # friction added in place: τ is a new array
-            tau = _rigid(self.rigid, "inverse_dynamics", q, qd, qdd)
+            tau = nan_for_overflow(self.rigid, "inverse_dynamics", q, qd, qdd)
             law.compiled().added(self._table, *contiguous(qd, qdd, tau), tau)
             return tau
         return self._breakdown(q, qd, qdd).input
@@ -360,7 +334,7 @@ class FrictionBackend(Backend):
         return (f[0], moment[0]) if single else (f, moment)
 
     def _loaded_wrenches(self, q, qd, qdd, load=None):
-        f, moment = _rigid(self._wrench_source, "joint_wrenches", q, qd, qdd)
+        f, moment = nan_for_overflow(self._wrench_source, "joint_wrenches", q, qd, qdd)
         if load is None:
             return f, moment
         df, dn = load.offsets
@@ -378,7 +352,7 @@ class FrictionBackend(Backend):
 
     def _breakdown(self, q, qd, qdd, load=None) -> TorqueBreakdown:
         d = direction(qd, self.friction.smoothing)
-        rigid_body = _rigid(self.bare, "inverse_dynamics", q, qd, qdd)
+        rigid_body = nan_for_overflow(self.bare, "inverse_dynamics", q, qd, qdd)
         if load is not None:
             rigid_body = rigid_body - load.generalized
         with_armature = (rigid_body + self._armature * qdd if self.bare is self.rigid
@@ -392,7 +366,7 @@ class FrictionBackend(Backend):
         return TorqueBreakdown(rigid_body, with_armature - rigid_body, bearing, transmission, velocity)
 
     def _rigid_torque(self, q, qd, qdd, load=None):
-        tau = _rigid(self.rigid, "inverse_dynamics", q, qd, qdd) + self._armature * qdd
+        tau = nan_for_overflow(self.rigid, "inverse_dynamics", q, qd, qdd) + self._armature * qdd
         return tau if load is None else tau - load.generalized
 
     def _bearing(self, q, qd, qdd, d, load=None):
@@ -436,7 +410,7 @@ class FrictionBackend(Backend):
         """(∂τ_in/∂q, ∂τ_in/∂q̇, ∂τ_in/∂q̈) of :meth:`_breakdown`'s input torque, (N, n, n) each
         (the chain rule: dyn_plugin/backends/friction_jacobians.py)."""
         self.rigid._require_derivatives()
-        rigid = _rigid(self.rigid, "inverse_dynamics_derivatives", q, qd, qdd)
+        rigid = nan_for_overflow(self.rigid, "inverse_dynamics_derivatives", q, qd, qdd)
         return friction_jacobians.input_torque_jacobians(self, q, qd, qdd, rigid)
 
     @functools.cached_property
@@ -499,9 +473,12 @@ class FrictionBackend(Backend):
         """q̈ (N, n) of the rigid body with armature: the rigid backend's forward dynamics, or
         (M + diag a)⁻¹ (τ − bias) with its M and bias for diagonal armature."""
         if not self._diagonal:
-            return _rigid(self.rigid, "forward_dynamics", q, qd, tau)
-        return _solver()[0](_rigid(self.rigid, "mass_matrix", q), self._armature,
-                            tau - _rigid(self.rigid, "bias_forces", q, qd))
+            try:
+                return nan_for_overflow(self.rigid, "forward_dynamics", q, qd, tau)
+            except ModelError:      # M singular: named by this backend, in its states (these may be a subset)
+                raise np.linalg.LinAlgError("the rigid body's mass matrix is singular") from None
+        return _solver()[0](nan_for_overflow(self.rigid, "mass_matrix", q), self._armature,
+                            tau - nan_for_overflow(self.rigid, "bias_forces", q, qd))
 
     def velocity_step(self, q, qd, tau, dt: float, viscous: str = "explicit") -> np.ndarray:
         """q̇ after one semi-implicit Euler step of ``dt`` (s) from (q, q̇) under τ, (n,) or (N, n).

@@ -19,9 +19,10 @@ import functools
 
 import numpy as np
 
-from ..errors import ModelError
+from ..arrays import all_finite
+from ..errors import ModelError, NumericalError
 from ..multi_dof import expansion
-from .base import Backend
+from .base import Backend, chain_joint_wrenches, nan_for_overflow
 
 # What the chain backend can do that stays true through the state map.
 KEPT_CAPABILITIES = frozenset({"derivatives", "joint_wrenches"})
@@ -79,16 +80,24 @@ class MultiDofBackend(Backend):
             out.append(e.velocity(v))
         if a is not None:
             out.append(e.acceleration(v, a))
+        for chain_array in out[1:]:
+            if not all_finite(chain_array):     # ω × v of a joint's own velocity overflowed
+                state = int(np.argwhere(~np.isfinite(chain_array))[0][0])
+                k = int(np.abs(v[state]).argmax())
+                raise NumericalError(f"robot {self.model.name!r}, state {state}: a joint of several degrees of freedom "
+                                     f"overflows (the products of its velocities exceed float64's 1.8e308); the "
+                                     f"largest velocity there is qd = {v[state, k]:g} at "
+                                     f"{self.model.velocity_names[k]!r} (index {k})")
         return out
 
     def _batch_inverse_dynamics(self, q, qd, qdd):
-        return self.expansion.vector(self.chain.inverse_dynamics(*self._states(q, qd, qdd)))
+        return self.expansion.vector(nan_for_overflow(self.chain, "inverse_dynamics", *self._states(q, qd, qdd)))
 
     def _batch_mass_matrix(self, q):
-        return self.expansion.matrix(self.chain.mass_matrix(*self._states(q)))
+        return self.expansion.matrix(nan_for_overflow(self.chain, "mass_matrix", *self._states(q)))
 
     def _batch_gravity_torques(self, q):
-        return self.expansion.vector(self.chain.gravity_torques(*self._states(q)))
+        return self.expansion.vector(nan_for_overflow(self.chain, "gravity_torques", *self._states(q)))
 
     def _batch_bias_forces(self, q, qd):
         return self._batch_inverse_dynamics(q, qd, np.zeros_like(qd))
@@ -107,7 +116,7 @@ class MultiDofBackend(Backend):
         dq, dv, da = (x[:, e.columns] for x in (dq, dv, da))          # rows: the model's τ
         tangent, velocity, mass = dq[:, :, e.columns], dv[:, :, e.columns], da[:, :, e.columns]
         bv = e.base[1]
-        tau = e.vector(self.chain.inverse_dynamics(cq, cv, ca))
+        tau = e.vector(nan_for_overflow(self.chain, "inverse_dynamics", cq, cv, ca))
         for g, (rate_dq, acc_dq, acc_dv), turn in zip(e.groups, e.tangent_corrections(qd, ca),
                                                       e.force_corrections(tau)):
             m = bv + g.motion
@@ -124,8 +133,9 @@ class MultiDofBackend(Backend):
         the joint's last motion joint), as the chain backend's ``joint_wrenches``."""
         from ..arrays import state_args
 
+        wrenches = chain_joint_wrenches(self.chain, self.model)
         (q, qd, qdd), single = state_args(self.model, q=q, qd=qd, qdd=qdd)
-        force, moment = self.chain.joint_wrenches(*self._states(q, qd, qdd))
+        force, moment = wrenches(*self._states(q, qd, qdd))
         offset = force.shape[1] - self.expansion.chain.n          # a floating base's entry first
         links = offset + np.array([self.expansion.chain.link_names.index(link) for link in self.model.link_names])
         keep = np.concatenate([np.arange(offset), links])

@@ -29,7 +29,7 @@ from .. import floating
 from ..errors import BackendError
 from ..joints import FLOATING, KINDS, MULTI_DOF, PLANAR, SPHERICAL, unit_configuration
 from ..urdf import urdf_text
-from .base import Backend
+from .base import Backend, cholesky_factor
 
 
 class PinocchioBackend(Backend):
@@ -130,6 +130,7 @@ class PinocchioBackend(Backend):
     def _batch_forward_dynamics(self, q, qd, tau):
         if self.model.mimic:                                    # pinocchio's aba refuses mimic joints
             return super()._batch_forward_dynamics(q, qd, tau)
+        cholesky_factor(self._batch_mass_matrix(q))    # refuses a singular M, where aba answers rounding × 1e16
         pin, m, d = self._pin, self.pin_model, self.data
         return self._per_state(lambda a, b, c: pin.aba(m, d, a, b, c)[self._idx_v], q, qd, tau)
 

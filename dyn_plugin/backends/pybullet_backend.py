@@ -88,10 +88,13 @@ def c_level_output_silenced():
 
 
 def import_pybullet():
-    """pybullet, imported without its build-time banner on stdout."""
-    with c_level_output_silenced():
-        import pybullet
-    return pybullet
+    """pybullet, imported without its build-time banner on stdout (once: the drop-ins call
+    this at every call, and silencing the output costs four system calls)."""
+    module = sys.modules.get("pybullet")
+    if module is None:
+        with c_level_output_silenced():
+            import pybullet as module
+    return module
 
 
 def _close(client, tmpdir, pybullet):

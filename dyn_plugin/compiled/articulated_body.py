@@ -18,6 +18,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from ..arrays import SINGULAR
 from .jit import inline as _inline, jit as _jit, serial_and_parallel as _serial_and_parallel
 from .lane_blocks import (BLOCK, COMMON, LANES, Q_IN, Q_OUT, Q_RATE, _add_into, _block, _copy,
                           _link_constants, _load3, _load_states, _parent_block, _placement, _rotate, _rotate_sym,
@@ -93,6 +94,10 @@ def _aba_state(P, Q, QD, TAU, QDD, k, W):
         parent = int(P[i, PARENT])
         if parent >= 0:
             _pass_to_parent(W, i, parent, U_n, U_f, D, u)
+    if not _regular_pivots(W, n):
+        for i in range(n):
+            QDD[k, i] = np.nan
+        return
     for i in range(n):                                            # pass 3: accelerations
         parent = int(P[i, PARENT])
         if parent < 0:
@@ -109,6 +114,18 @@ def _aba_state(P, Q, QD, TAU, QDD, k, W):
         _put(W, i, W_ACC_ANG, a_ang)
         _put(W, i, W_ACC_LIN, a_lin)
         QDD[k, i] = acc
+
+
+@_inline
+def _regular_pivots(W, n):
+    """Whether every D_i exceeds SINGULAR × the largest: the D_i are the pivots of a
+    factorisation of M(q) (Featherstone 2008, §6.5), so λ_min ≤ min D_i and max D_i ≤
+    max M_ii ≤ λ_max, and a smaller one means M(q) is singular to rounding (its q̈ would be
+    rounding error times 1e16 or more: NaN instead, which the caller refuses)."""
+    smallest, largest = np.inf, 0.0
+    for i in range(n):
+        smallest, largest = min(smallest, W[i, SCALARS, 0]), max(largest, W[i, SCALARS, 0])
+    return smallest > SINGULAR * largest
 
 
 @_inline
@@ -397,6 +414,28 @@ def forward_dynamics_lanes(P, Q, QD, TAU, QDD, start, stop, X):
         for i in range(n):
             _accelerations(P, X, i, _parent_block(P, i), m_lanes)
         _store_results(X, ABA_QUANTITIES, n, QDD, first, m_lanes)
+        _refuse_singular_lanes(X, n, QDD, first, m_lanes)
+
+
+@_jit
+def lane_pivots(X, l, first_link, n, smallest, largest):
+    """(smallest, largest) of ``smallest``, ``largest`` and lane l's pivots D_i = 1/D_INV
+    of links first_link..n−1 (see _regular_pivots)."""
+    for i in range(first_link, n):
+        D = 1.0 / _block(X, i, ABA_QUANTITIES)[l + D_INV * LANES]
+        smallest, largest = min(smallest, D), max(largest, D)
+    return smallest, largest
+
+
+@_jit
+def _refuse_singular_lanes(X, n, QDD, first, m_lanes):
+    """NaN in row first + l of QDD for each lane l whose pivots D_i are not all above
+    SINGULAR × the largest (see _regular_pivots)."""
+    for l in range(m_lanes):
+        smallest, largest = lane_pivots(X, l, 0, n, np.inf, 0.0)
+        if not smallest > SINGULAR * largest:
+            for i in range(n):
+                QDD[first + l, i] = np.nan
 
 
 def _forward_dynamics_batch(P, Q, QD, TAU, QDD):

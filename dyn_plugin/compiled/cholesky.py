@@ -9,6 +9,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from ..arrays import SINGULAR
 from .jit import CHUNK, jit as _jit, serial_and_parallel as _serial_and_parallel
 from .status import BAD_SHAPE, _finite_result
 
@@ -17,12 +18,18 @@ from .status import BAD_SHAPE, _finite_result
 def spd_solve(M, b, x):   # generated modules call this: bump codegen.GENERATOR_VERSION when it changes
     """x = M⁻¹ b for a symmetric positive-definite M (n, n), by Cholesky M = L Lᵀ.  M is
     overwritten: L below the diagonal, 1/L_jj on it (so that every division but n is a
-    multiplication)."""
+    multiplication).  A pivot not above SINGULAR × the largest diagonal entry (M singular to
+    rounding: see dyn_plugin.arrays.SINGULAR) makes x NaN, which callers refuse."""
     n = b.shape[0]
+    largest = 0.0
+    for j in range(n):
+        largest = max(largest, M[j, j])
     for j in range(n):
         d = M[j, j]
         for k in range(j):
             d -= M[j, k] * M[j, k]
+        if not d > SINGULAR * largest:
+            d = np.nan
         inverse = 1.0 / np.sqrt(d)
         M[j, j] = inverse
         for i in range(j + 1, n):

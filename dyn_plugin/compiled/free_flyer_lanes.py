@@ -38,9 +38,10 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from ..arrays import SINGULAR
 from .articulated_body import (ABA_QUANTITIES, ACC_ANG, ACC_LIN, BIAS_F, BIAS_N, C_ANG, C_LIN, CHILD_A, OMEGA, U_N,
                                VEL, _accelerations, _articulated, _forward_dynamics_rows, _inertias, _rigid_bias,
-                               _velocities)
+                               _velocities, lane_pivots)
 from .composite_rigid_body import FREE_FLYER_BASE as BASE   # the chain's base link
 from .free_flyer import _chain_joints, _gravity_in_base, _less_offset, _offset, _unit_quaternion
 from .jit import jit as _jit, serial_and_parallel as _serial_and_parallel
@@ -214,22 +215,37 @@ def _sym_inverse(S):
 
 
 @_jit
+def _sym_pivots(S, smallest, largest):
+    """(smallest, largest) of those given and the three pivots of S = L D Lᵀ (a symmetric
+    3×3, lower triangle): S₀₀, the 2×2 minor ÷ S₀₀, det S ÷ the minor."""
+    minor = S[0] * S[2] - S[1] * S[1]
+    det = S[0] * (S[2] * S[5] - S[4] * S[4]) + S[1] * (S[4] * S[3] - S[1] * S[5]) + S[3] * (S[1] * S[4] - S[2] * S[3])
+    for pivot in (S[0], minor / S[0], det / minor):
+        smallest, largest = min(smallest, pivot), max(largest, pivot)
+    return smallest, largest
+
+
+@_jit
 def _solve_base(A, B, C, r_ang, r_lin):
-    """(x, y) with [[A, B], [Bᵀ, C]] (x, y) = (r_ang, r_lin): A, C symmetric (lower
-    triangles), B rows, the whole positive definite (an articulated inertia), by the Schur
-    complement of C: W = B C⁻¹, S = A − W Bᵀ, x = S⁻¹ (r_ang − W r_lin), y = C⁻¹ r_lin − Wᵀ x."""
+    """(x, y, smallest, largest) with [[A, B], [Bᵀ, C]] (x, y) = (r_ang, r_lin): A, C
+    symmetric (lower triangles), B rows, the whole positive definite (an articulated
+    inertia), by the Schur complement of C: W = B C⁻¹, S = A − W Bᵀ, x = S⁻¹ (r_ang − W
+    r_lin), y = C⁻¹ r_lin − Wᵀ x; and the smallest and largest pivot of C and S (pivots of
+    M(q)'s factorisation, as the joints' D_i: :func:`.articulated_body._regular_pivots`)."""
     C_inv = _sym_inverse(C)
     W = (_sym_vec(C_inv, B[0]), _sym_vec(C_inv, B[1]), _sym_vec(C_inv, B[2]))
     S = (A[0] - _dot(W[0], B[0]), A[1] - _dot(W[1], B[0]), A[2] - _dot(W[1], B[1]),
          A[3] - _dot(W[2], B[0]), A[4] - _dot(W[2], B[1]), A[5] - _dot(W[2], B[2]))
     x = _sym_vec(_sym_inverse(S), _add(r_ang, _scale(-1.0, _vec(W, r_lin))))
-    return x, _add(_sym_vec(C_inv, r_lin), _scale(-1.0, _t_vec(W, x)))
+    smallest, largest = _sym_pivots(S, *_sym_pivots(C, np.inf, 0.0))
+    return x, _add(_sym_vec(C_inv, r_lin), _scale(-1.0, _t_vec(W, x))), smallest, largest
 
 
 @_jit
 def _base_acceleration(P, X, Q, TAU, first, m_lanes):
     """The base link's a' = (I^A)⁻¹ (τ_B − p^A) (gravity removed) into ACC_ANG, ACC_LIN, and
     the base's a = (a'_lin + Rᵀg, a'_ang) into Q_OUT of the chain's six base links."""
+    n = P.shape[0] - 1
     _, _, _, _, m, h, I, _ = _link_constants(P, BASE)
     own = _block(X, BASE, ABA_QUANTITIES)
     for l in range(m_lanes):
@@ -237,7 +253,10 @@ def _base_acceleration(P, X, Q, TAU, first, m_lanes):
         A, B, C = _articulated(own, l, m, h, I)
         r_ang = _add((TAU[k, 3], TAU[k, 4], TAU[k, 5]), _scale(-1.0, _load3(own, l, BIAS_N)))
         r_lin = _add((TAU[k, 0], TAU[k, 1], TAU[k, 2]), _scale(-1.0, _load3(own, l, BIAS_F)))
-        a_ang, a_lin = _solve_base(A, B, C, r_ang, r_lin)
+        a_ang, a_lin, smallest, largest = _solve_base(A, B, C, r_ang, r_lin)
+        smallest, largest = lane_pivots(X, l, BASE + 1, n, smallest, largest)
+        if not smallest > SINGULAR * largest:         # M(q) singular to rounding: NaN, refused by the caller
+            a_ang = a_lin = (np.nan, np.nan, np.nan)
         _store3(own, l, ACC_ANG, a_ang)
         _store3(own, l, ACC_LIN, a_lin)
         fall = _gravity_in_base(P, _unit_quaternion(Q[k, 3], Q[k, 4], Q[k, 5], Q[k, 6])[0])     # Rᵀ(−g)

@@ -37,6 +37,7 @@ import numba as nb
 import numpy as np
 from numba.experimental.function_type import WrapperAddressProtocol, _get_wrapper_address
 
+from ..arrays import SINGULAR
 from ..loops import PARALLEL_FROM, workers
 from .jit import OPTIONS
 
@@ -96,8 +97,13 @@ def cholesky_solve_lanes(M, B, X, n, m):
     """X = M⁻¹ B lane by lane for the first ``m`` lanes, all flat over lanes (entry e of lane
     l at ``e * LANES + l``): ``M`` (n·n entries) each lane's symmetric positive-definite
     matrix row-major, overwritten by its Cholesky factor L (1/L_jj on the diagonal), ``B``
-    and ``X`` (n entries; X may be B).  A matrix that is not positive definite gives NaN in
-    its lane (the caller refuses non-finite results)."""
+    and ``X`` (n entries; X may be B).  A matrix with a pivot not above SINGULAR × its
+    largest diagonal entry (not positive definite, or singular to rounding: see
+    dyn_plugin.arrays.SINGULAR) gives NaN in its lane (the caller refuses non-finite results)."""
+    floor = np.zeros(LANES)
+    for j in range(n):
+        for l in range(m):
+            floor[l] = max(floor[l], SINGULAR * M[(j * n + j) * LANES + l])
     for j in range(n):
         jj = (j * n + j) * LANES
         for k in range(j):
@@ -105,7 +111,7 @@ def cholesky_solve_lanes(M, B, X, n, m):
             for l in range(m):
                 M[jj + l] -= M[jk + l] * M[jk + l]
         for l in range(m):
-            M[jj + l] = 1.0 / math.sqrt(M[jj + l])
+            M[jj + l] = 1.0 / math.sqrt(M[jj + l]) if M[jj + l] > floor[l] else np.nan
         for i in range(j + 1, n):
             ij = (i * n + j) * LANES
             for k in range(j):

@@ -12,7 +12,7 @@ import hashlib
 
 import numpy as np
 
-GENERATOR_VERSION = "25"
+GENERATOR_VERSION = "26"
 
 
 def model_key(model, lang: str = "", regroup: bool = True) -> str:

@@ -177,7 +177,36 @@ def urdf_text(model: RobotModel) -> str:
     for payload in model.payloads:
         _add_payload(root, payload)
     changed = changed or bool(model.held_joints or model.payloads)
-    return etree.tostring(root, encoding="unicode") if changed else model.source_urdf
+    text = etree.tostring(root, encoding="unicode") if changed else model.source_urdf
+    return text if _describes(text, model) else to_urdf(model)
+
+
+_DYNAMICS = ("joint_names", "joint_types", "parents", "joint_rotations", "joint_positions", "axes", "masses", "coms",
+             "inertias", "base_mass", "base_com", "base_inertia")
+
+
+def _describes(text: str, model: RobotModel) -> bool:
+    """Whether ``text`` reads as ``model``'s bodies and joints (names and kinds exactly,
+    numbers to 1e-12: an axis the source writes unnormalised is read back unit to the last
+    bit or so): not when the model's parameters were changed after it was read
+    (``dataclasses.replace``), whose source a reference engine must then not load."""
+    import warnings
+
+    from .reading import load_urdf_string
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            read = load_urdf_string(text, floating_base=model.floating_base)
+    except Exception:           # a source this reader takes only with the model's own options
+        return False
+    return all(_same(np.asarray(getattr(read, name)), np.asarray(getattr(model, name))) for name in _DYNAMICS)
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.shape != b.shape or a.dtype.kind not in "fc" or b.dtype.kind not in "fc":
+        return a.shape == b.shape and np.array_equal(a, b)
+    return bool(np.allclose(a, b, rtol=1e-12, atol=1e-15))
 
 
 def _write_unit_axes(root) -> bool:
