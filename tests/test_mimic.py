@@ -161,3 +161,14 @@ def test_a_mimic_robot_conserves_energy_in_simulation():
     run = simulate(be, [0.3, -0.4], [1.0, -2.0], np.zeros(model.nv), 0.5, 1e-3, integrator="rk4", on_limit="ignore")
     assert run.relative_energy_drift() < 1e-9
     assert np.ptp(run.potential) > 0.1 * np.abs(run.energy).max()        # gravity did work
+
+
+def test_the_regressor_of_a_mimic_robot():
+    """τ = Y θ (θ every link's ten parameters, the followers' too) against newton_euler's τ in
+    reduced coordinates, which the test above holds to the projected full model."""
+    model = dp.load_urdf_string(MIMIC_URDF, mimic=True)
+    s = random_states(model, 5, seed=9)
+    Y = dp.get_backend("lagrange_euler", model).regressor(s.q, s.qd, s.qdd)
+    assert Y.shape == (5, model.nv, 10 * model.n)
+    tau = dp.get_backend("newton_euler", model).inverse_dynamics(s.q, s.qd, s.qdd)
+    assert_close(Y @ model.inertial_parameters(flat=True), tau, "Y θ, mimic")
