@@ -10,6 +10,7 @@ the joint and the largest input there (:class:`~dyn_plugin.errors.NumericalError
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
@@ -23,6 +24,12 @@ SINGULAR = 1e-13
 _REAL_KINDS = "fiu"      # numpy dtype kinds accepted as joint-space numbers: float, int, unsigned
 _DESCRIBED_KINDS = {"c": "complex numbers", "b": "booleans", "U": "text", "S": "bytes", "M": "dates",
                     "m": "time differences", "V": "structured records"}
+
+
+def real_number(value) -> bool:
+    """Whether ``value`` is one real number: an int or a float, Python's or numpy's (not a
+    bool)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
 def _joint(index: int, joints) -> str:

@@ -275,6 +275,22 @@ def test_an_offset_needs_motion_both_ways():
     assert fit.rms <= 1e-9 * np.sqrt(np.mean(tau ** 2))
 
 
+def test_one_speed_cannot_tell_coulomb_from_viscous():
+    """|q̇| the same at every moving sample (one speed, or a reversal test at ±one speed):
+    sgn(q̇) and q̇ are proportional there.  Measured before the refusal: F_C = 1.4e11 N·m,
+    F_v = −2.8e12 N·m·s/rad at q̇ = 0.05 rad/s (−1.3e12 N·m predicted at 0.5 rad/s)."""
+    t = np.arange(400) * 1e-3
+    tau = 0.4 + 0.02 * np.random.default_rng(0).normal(size=t.size)
+    square = 0.05 * np.sign(np.sin(2 * np.pi * 2 * t + 0.1))
+    for qd, torque in ((np.full_like(t, 0.05), tau), (square, 0.4 * np.sign(square)), (np.where(t < 0.2, 0.05, 0.0), tau)):
+        for law in ("coulomb_viscous", "stribeck", "schilling", "lugre"):
+            with pytest.raises(InputError, match=r"one speed, \|q̇\| = 0.05 rad/s, at every moving sample"):
+                dp.fit_friction(qd, torque, law=law, t=t)
+    two = np.where(t < 0.2, 0.05, 0.5)                           # two speeds: both identified
+    fit = dp.fit_friction(two, 0.3 + 0.2 * two, law="coulomb_viscous")
+    assert abs(fit.params["coulomb"] - 0.3) <= 1e-9 and abs(fit.params["viscous"] - 0.2) <= 1e-9
+
+
 # -- the command line -------------------------------------------------------------------------
 
 def main(argv):

@@ -74,3 +74,12 @@ def test_cli_friction_bad_input(argv, fragment, capsys):
         code = exc.code
     assert code == 2
     assert fragment in capsys.readouterr().err
+
+
+def test_cli_friction_notes_a_frictionless_model_not_a_motionless_study(capsys):
+    """Two samples of a rest-to-rest motion never move: the PUMA-560's friction is still
+    there (its note said "has no friction"); the SCARA's URDF has none."""
+    assert main(["friction", "puma560", "--samples", "2"]) == 0
+    assert "has no friction" not in capsys.readouterr().out
+    assert main(["friction", "scara"]) == 0
+    assert "scara has no friction in 'urdf'" in capsys.readouterr().out

@@ -380,3 +380,16 @@ def test_cli_identify_log_physical_writes_the_identified_urdf(panda_urdf, tmp_pa
     assert main([*arm, "--urdf", str(out)]) == 2
     _one_error_line(capsys, "not a rigid body", "--physical")
     assert not out.exists()
+
+
+def test_numpy_scalars_are_numbers_and_booleans_are_not():
+    """rate, cutoff, trim and holdout as numpy scalars (np.int64(100) was refused as "not a
+    positive sample rate, got np.int64(100)"); True is no rate."""
+    t = np.arange(int(T * FS) + 1) / FS
+    plain = dp.prepare_log(t, tones(t), tones(t), qd=tones(t, 1), rate=100, cutoff=FC, trim=1)
+    numpy = dp.prepare_log(t, tones(t), tones(t), qd=tones(t, 1), rate=np.int64(100), cutoff=np.float32(FC),
+                           trim=np.int64(1))
+    assert np.array_equal(plain.q, numpy.q) and np.array_equal(plain.qdd, numpy.qdd)
+    assert len(plain.split(np.float32(0.4))[1]) == len(plain.split(0.4)[1])
+    with pytest.raises(InputError, match="rate must be a positive sample rate"):
+        dp.prepare_log(t, tones(t), tones(t), rate=True)

@@ -104,6 +104,7 @@ def fit_friction(qd, tau, law: str = "coulomb_viscous", t=None, q=None, offset: 
         raise InputError(f"{argument('offset', True)} needs motion both ways: q̇ is {side} or zero at every sample, where the "
                          f"law's Coulomb level and a constant offset are the same torque (a fit would trade one "
                          f"for the other without bound); fit without the offset or record both directions")
+    _require_two_speeds(spec, qd)
     parameters = spec.parameters + ((OFFSET,) if offset else ())
     if qd.shape[0] < 2 * len(parameters) + 1:
         raise InputError(f"{law} has {len(parameters)} parameters: fitting it needs at least "
@@ -112,6 +113,22 @@ def fit_friction(qd, tau, law: str = "coulomb_viscous", t=None, q=None, offset: 
     params = problem.best([problem.to_x(seed) for seed in _seeds(problem)])
     rms = root_mean_square(_finite_torque(spec, params, qd, t) - tau)
     return FrictionFit(law, params, rms, int(qd.shape[0]))
+
+
+def _require_two_speeds(spec, qd: np.ndarray) -> None:
+    """Refuse a law with a Coulomb level and a viscous slope where every moving sample has
+    the same speed |q̇|: there sgn(q̇) and q̇ are proportional (their columns' condition number
+    above 1e8), and a fit would trade one for the other without bound (seen: F_C = 1.4e11,
+    F_v = −2.8e12 from q̇ = 0.05 rad/s, predicting −1.3e12 N·m at 0.5 rad/s)."""
+    names = {p.name for p in spec.parameters}
+    if not {"coulomb", "viscous"} <= names:
+        return
+    columns = np.column_stack([np.sign(qd), qd / np.max(np.abs(qd))])
+    if np.linalg.cond(columns) > 1e8:
+        speed = float(np.max(np.abs(qd)))
+        raise InputError(f"q̇ has one speed, |q̇| = {speed:.6g} rad/s, at every moving sample: there the Coulomb "
+                         f"level and the viscous slope of {spec.name} give the same torque, and a fit would trade one "
+                         "for the other without bound; record the joint at two speeds or more")
 
 
 def root_mean_square(x: np.ndarray) -> float:

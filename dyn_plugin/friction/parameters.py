@@ -164,6 +164,13 @@ class FrictionModel:
             (self.transmission is not None and any(c is not None for c in self.transmission.curves))
 
     @property
+    def frictionless(self) -> bool:
+        """True when no joint has friction: nothing load-dependent, and none at q̇ = ±1 rad/s
+        (a property of the parameters, not of whether a trajectory moved)."""
+        return not self.load_dependent and not np.any(self.load_independent_torque(np.array([[1.0], [-1.0]])
+                                                                                    * np.ones(self.n)))
+
+    @property
     def set_valued(self) -> bool:
         """True when dry friction is sharp (sgn), so that the torque at q̇ = 0 is a set."""
         breakaway = self.transmission is not None and np.any(self.transmission.breakaway > 0)

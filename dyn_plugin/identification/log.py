@@ -51,6 +51,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..arrays import real_number
 from ..errors import InputError
 
 ORDER = 4
@@ -109,7 +110,7 @@ class Log:
     def split(self, holdout: float = 0.4) -> tuple:
         """``(fit, held_out)``: the first 1 − ``holdout`` of the samples (by time) and the rest,
         each a :class:`Log` (scoring on a later stretch of the motion than the fit saw)."""
-        if not (isinstance(holdout, (int, float)) and 0 < holdout < 1):
+        if not (real_number(holdout) and 0 < holdout < 1):
             raise InputError(f"holdout must be a fraction strictly between 0 and 1, got {holdout!r}")
         cut = int(round(len(self) * (1 - holdout)))
         if cut < 1 or cut >= len(self):
@@ -241,14 +242,14 @@ def _grid(median_rate: float, rate: Optional[float]) -> tuple:
     ``rate`` nearest it (so that decimating by the step gives ``rate`` exactly)."""
     if rate is None:
         return 1, median_rate
-    if not (isinstance(rate, (int, float)) and math.isfinite(rate) and rate > 0):
+    if not (real_number(rate) and math.isfinite(rate) and rate > 0):
         raise InputError(f"rate must be a positive sample rate (Hz), got {rate!r}")
     step = max(1, int(round(median_rate / rate)))
     return step, step * float(rate)
 
 
 def _check_cutoff(cutoff, out_rate: float, grid_rate: float, rate) -> None:
-    if not (isinstance(cutoff, (int, float)) and math.isfinite(cutoff) and cutoff > 0):
+    if not (real_number(cutoff) and math.isfinite(cutoff) and cutoff > 0):
         raise InputError(f"cutoff must be a positive frequency (Hz), got {cutoff!r}")
     nyquist = out_rate / 2
     if cutoff >= nyquist:
@@ -258,7 +259,7 @@ def _check_cutoff(cutoff, out_rate: float, grid_rate: float, rate) -> None:
 
 
 def _checked_trim(trim) -> float:
-    if not (isinstance(trim, (int, float)) and math.isfinite(trim) and trim >= 0):
+    if not (real_number(trim) and math.isfinite(trim) and trim >= 0):
         raise InputError(f"trim must be a duration ≥ 0 (s), got {trim!r}")
     return float(trim)
 

@@ -11,7 +11,6 @@ and its seeding are described in :mod:`dyn_plugin.studies.friction_monte_carlo`.
 from __future__ import annotations
 
 import dataclasses
-import numbers
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Optional, Union
 
 import numpy as np
 
+from ..arrays import real_number
 from ..errors import InputError, ModelError
 
 # -- the uncertain parameters ------------------------------------------------------------
@@ -45,10 +45,6 @@ STRICTLY_POSITIVE = ("stribeck_velocity", "efficiency", "rated_torque")
 DISTRIBUTIONS = ("uniform", "normal")
 DEFAULT_RELATIVE = 0.2
 _TINY = 1e-300        # a strictly positive lower bound that a draw can reach only with probability ~0
-
-
-def _number(value) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,14 +88,14 @@ class Spec:
     def describe(self) -> str:
         value = getattr(self, self.kind)
         shown = _short(value)
-        text = {"relative": lambda: f"±{_percent(value)}" if _number(value) else f"relative ±{shown}",
+        text = {"relative": lambda: f"±{_percent(value)}" if real_number(value) else f"relative ±{shown}",
                 "absolute": lambda: f"±{shown} (absolute)",
                 "range": lambda: f"in [{_short(value[0])}, {_short(value[1])}]"}[self.kind]()
         return f"{text} {self.distribution}{' σ' if self.distribution == 'normal' else ''}"
 
 
 def _short(value) -> str:
-    if _number(value):
+    if real_number(value):
         return f"{float(value):g}"
     if isinstance(value, Mapping):
         return "{" + ", ".join(f"{k}: {_short(v)}" for k, v in value.items()) + "}"
@@ -113,7 +109,7 @@ def _percent(value) -> str:
 def _as_spec(name: str, value, distribution: str) -> Optional[Spec]:
     if value is None or isinstance(value, Spec):
         return value
-    if _number(value) or (hasattr(value, "__iter__") and not isinstance(value, (str, bytes))):
+    if real_number(value) or (hasattr(value, "__iter__") and not isinstance(value, (str, bytes))):
         return Spec(relative=value, distribution=distribution)
     raise ModelError(f"uncertainty of {name!r} must be a Spec or a relative half-width (a number, one per joint, "
                      f"or {{joint: number}}), got {value!r}")
@@ -314,14 +310,14 @@ def _per_joint_values(label: str, value, names: tuple) -> np.ndarray:
                              f"the robot's joints are {', '.join(map(repr, names))}")
         out = np.zeros(n)
         for key, entry in value.items():
-            if not _number(entry):
+            if not real_number(entry):
                 raise ModelError(f"{label} of joint {key!r} must be a number, got {entry!r}")
             out[names.index(key)] = float(entry)
         return out
-    if _number(value):
+    if real_number(value):
         return np.full(n, float(value))
     entries = list(value) if hasattr(value, "__iter__") and not isinstance(value, (str, bytes)) else [value]
-    bad = next((e for e in entries if not _number(e)), None)
+    bad = next((e for e in entries if not real_number(e)), None)
     if bad is not None or len(entries) != n:
         raise ModelError(f"{label} must be one number, one per joint ({n}: {', '.join(names)}) or "
                          f"{{joint: number}}, got {value!r}")

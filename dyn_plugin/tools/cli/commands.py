@@ -290,7 +290,7 @@ def _friction(args) -> int:
             return EXIT_OK
     console = _console()
     _print_friction(console, model, backend, study, args)
-    if not np.any(study.parts.friction):
+    if backend.friction.frictionless:
         console.print(f"[yellow]note:[/] {escape(model.name)} has no friction in '{escape(backend.friction.name)}' "
                       "(give --friction FILE, or <dynamics damping friction> in its URDF)")
     if args.plot:
