@@ -5,6 +5,7 @@ import pytest
 
 import dyn_plugin as dp
 from dyn_plugin.kinematics import forward_kinematics
+from dyn_plugin.sampling import random_states
 from dyn_plugin.robots import bundled_dir, generate_urdf, robot_table
 from conftest import OURS, rel_err
 from oracles import fu_two_link, schilling_scara
@@ -127,3 +128,22 @@ def test_urdf_round_trip_keeps_dynamics():
     a = dp.get_backend("newton_euler", model).inverse_dynamics(q, qd, qdd)
     b = dp.get_backend("newton_euler", again).inverse_dynamics(q, qd, qdd)
     assert rel_err(a, b) < 1e-13
+
+
+def test_a_floating_dh_robot_with_a_payload_on_its_base_in_the_reference_engines():
+    """A DH model has no URDF source: the engines load to_urdf(model), which wrote the base
+    link without its <inertial> (pinocchio saw 3 kg of 8; pybullet 4, its 1 kg default)."""
+    rows = [dp.DHRow("revolute", alpha=0.0, a=0.0, d=0.0, theta=0.0, mass=2.0, com=(0.1, 0, 0),
+                  inertia=(0.1, 0.2, 0.3, 0, 0, 0)),
+            dp.DHRow("revolute", alpha=np.pi / 2, a=0.3, d=0.0, theta=0.0, mass=1.0, com=(0.1, 0, 0),
+                  inertia=(0.05, 0.05, 0.05, 0, 0, 0))]
+    model = dp.model_from_dh(rows, "modified").with_floating_base()
+    model = model.with_payload(model.base_link, 5.0, (0, 0, 0.1), np.diag([0.1, 0.2, 0.3]))
+    assert dp.load_urdf_string(dp.to_urdf(model), floating_base=True).base_mass == model.base_mass == 5.0
+    s = random_states(model, 3, seed=2)
+    ours = dp.get_backend("newton_euler", model)
+    for name in ("pinocchio", "pybullet"):
+        ref = dp.get_backend(name, model)
+        assert np.allclose(ref.mass_matrix(s.q), ours.mass_matrix(s.q), rtol=1e-12, atol=1e-12), name
+        assert np.allclose(ref.inverse_dynamics(s.q, s.qd, s.qdd), ours.inverse_dynamics(s.q, s.qd, s.qdd),
+                           rtol=1e-11, atol=1e-11), name

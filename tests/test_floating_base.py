@@ -341,3 +341,15 @@ def test_generated_code_checks_a_floating_batch_of_mass_matrices_as_it_goes():
         bad[277, column] = value
         with pytest.raises(InputError, match=message):
             be.mass_matrix(bad)
+
+
+def test_what_a_floating_friction_backend_lacks_is_a_clear_error():
+    """inverse_dynamics_breakdown and joint_wrenches(f_ext=...) exist on the fixed-base
+    friction backends only: an AttributeError / TypeError before, a BackendError now."""
+    model = dp.load_robot("puma560", floating_base=True)
+    be = dp.get_backend("newton_euler_friction", model)
+    s = random_states(model, 2, seed=1)
+    with pytest.raises(dp.BackendError, match="inverse_dynamics_breakdown: not on a floating base"):
+        be.inverse_dynamics_breakdown(s.q, s.qd, s.qdd)
+    with pytest.raises(dp.BackendError, match="joint_wrenches with f_ext: not on a floating base"):
+        be.joint_wrenches(s.q, s.qd, s.qdd, f_ext={model.frame_names[-1]: np.ones(6)})

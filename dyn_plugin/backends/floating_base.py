@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import floating
 from ..compiled import NO_SINGLE_STATE_PATH, FreeFlyerKernels
-from ..errors import ModelError
+from ..errors import BackendError, ModelError
 from ..terms import Terms
 from .base import Backend, chain_joint_wrenches
 from .entry_point_path import EntryPointPath
@@ -120,6 +120,11 @@ class FloatingBaseBackend(EntryPointPath, Backend):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model.name!r}, n={self.model.n}, floating base, chain={self.chain!r})"
+
+    def inverse_dynamics_breakdown(self, *args, **kwargs):
+        """Not on a floating base: a BackendError (the fixed-base friction backends have it)."""
+        raise BackendError(f"inverse_dynamics_breakdown: not on a floating base (robot {self.model.name!r}); "
+                           "inverse_dynamics gives the total; the fixed-base robot's backend gives the parts")
 
     def __getattr__(self, name):
         if name in SHARED_ATTRIBUTES:
@@ -260,10 +265,14 @@ class FloatingBaseBackend(EntryPointPath, Backend):
     def _batch_inverse_dynamics_derivatives(self, q, qd, qdd):
         return self._batch_inverse_dynamics_jacobians(q, qd, qdd)[:2]
 
-    def joint_wrenches(self, q, qd, qdd):
+    def joint_wrenches(self, q, qd, qdd, f_ext=None):
         """Force and moment (N, n + 1, 3) on the base (entry 0: what the free-flyer joint
         transmits, base frame, at the base origin, as pinocchio's ``data.f[1]``) and on each
-        joint's child link (as the chain backend's ``joint_wrenches``)."""
+        joint's child link (as the chain backend's ``joint_wrenches``); not under external
+        wrenches (``f_ext``: a BackendError)."""
+        if f_ext is not None:
+            raise BackendError(f"joint_wrenches with f_ext: not on a floating base (robot {self.model.name!r}); the "
+                               "external wrenches enter inverse_dynamics(..., f_ext=...) and forward_dynamics")
         wrenches = chain_joint_wrenches(self.chain, self.model)
         (q, qd, qdd), single = self._checked(q=q, qd=qd, qdd=qdd)
         acc = self._shifted(qdd, self._offset(q, qd))

@@ -254,6 +254,10 @@ class PinocchioBackend(Backend):
         return self._per_state(acceleration, q, qd, qdd)
 
     def _batch_frame_jacobian_time_variation(self, q, qd, frame, reference):
+        if self.model.mimic and reference != "world":
+            raise BackendError(f"pinocchio's getFrameJacobianTimeVariation is wrong with mimic joints in {reference!r} "
+                               f"(robot {self.model.name!r}: 0.5 to 3 off the rate of its own Jacobian, pinocchio 4.1; "
+                               "right in 'world'): use reference='world', or another backend")
         pin, m, d, fid, rf = self._pin, self.pin_model, self.data, self._frame_id(frame), self._reference(reference)
 
         def rate(a, b):
