@@ -294,18 +294,19 @@ class RobotModel:
                              f"a moving link nor the base link {self.base_link!r}")
         return self.link_names.index(found.link), found.rotation, found.position
 
-    def require_fixed_joint_space(self, what: str) -> None:
-        """Raise a ModelError when this model's coordinates are not its joints (a floating
-        base or mimic joints), for ``what`` works on joint positions alone."""
+    def require_fixed_joint_space(self, what: str,
+                                  hint: str = "use dyn_plugin.get_backend(name, model), which handles it") -> None:
+        """Raise a ModelError when this model's coordinates are not its joints (joints of
+        several degrees of freedom, a floating base or mimic joints), for ``what`` works on
+        joint positions alone; ``hint`` ends the message (where else to go)."""
+        ending = f": {hint}" if hint else ""
         if self.multi_dof_indices:
             i = self.multi_dof_indices[0]
             raise ModelError(f"{what} takes one-degree-of-freedom joints; joint {self.joint_names[i]!r} of robot "
-                             f"{self.name!r} is {self.joint_types[i]}: use dyn_plugin.get_backend(name, model), which "
-                             "handles it")
+                             f"{self.name!r} is {self.joint_types[i]}{ending}")
         if self.floating_base or self.mimic:
             kind = "a floating base" if self.floating_base else "mimic joints"
-            raise ModelError(f"{what} takes the joints of a fixed-base robot; {self.name!r} has {kind}: use "
-                             "dyn_plugin.get_backend(name, model), which handles it")
+            raise ModelError(f"{what} takes the joints of a fixed-base robot; {self.name!r} has {kind}{ending}")
 
     def without_mimic(self) -> "RobotModel":
         """The same robot with every joint independent (the full coordinates)."""

@@ -333,3 +333,29 @@ def test_folders_empty_names_and_binary_data_files_are_one_line_errors(argv, fra
     argv = [str(tmp_path) if a == "FOLDER" else str(tmp_path / "binary.toml") if a == "BINARY" else a for a in argv]
     assert run(argv) == 2
     one_line_error(capsys, fragment)
+
+
+SPHERICAL = ('<robot name="ball"><link name="base"/>' + LINK.format(name="arm", ixx=1, izz=1)
+             + '<joint name="js" type="spherical"><parent link="base"/><child link="arm"/></joint></robot>')
+TWICE_J1 = ('<robot name="twice"><link name="base"/>' + LINK.format(name="a", ixx=1, izz=1)
+            + LINK.format(name="b", ixx=1, izz=1) + REVOLUTE.format(name="j1", child="a")
+            + REVOLUTE.format(name="j1", child="b") + "</robot>")
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    # codegen and schedule turned a spherical joint into one prismatic joint, exit 0
+    (["codegen", "{spherical}"], "joint 'js' of robot 'ball' is spherical"),
+    (["schedule", "{spherical}"], "joint 'js' of robot 'ball' is spherical"),
+    (["identify", "{spherical}", "--simulate", "--samples", "50"], "joint 'js' of robot 'ball' is spherical"),
+    (["info", "{twice}"], "joint name 'j1' is used more than once"),                   # was accepted
+    (["bench", "--robot", "{fixed}", "--quick"], "has no moving joint"),                # was a traceback
+    (["validate", "--robot", "scara", "--report", "/proc/dyn-plugin-test.md"], "cannot be written"),  # after the work
+])
+def test_refusals_found_on_user_files(argv, fragment, tmp_path, capsys):
+    paths = {}
+    for key, text in (("spherical", SPHERICAL), ("twice", TWICE_J1), ("fixed", FIXED_ONLY)):
+        paths[key] = tmp_path / f"{key}.urdf"
+        paths[key].write_text(text)
+    assert main([arg.format(**paths) for arg in argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and fragment in err[0], err

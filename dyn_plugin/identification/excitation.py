@@ -86,6 +86,7 @@ def simulate_measurements(model, friction=None, noise: float = 0.01, seed: int =
     backend, plus Gaussian noise of ``noise`` × each joint's RMS torque."""
     from ..backends import get_backend
 
+    model.require_fixed_joint_space("simulated identification data (a Fourier trajectory per joint angle)", "")
     t, q, qd, qdd = fourier_trajectory(model, seed=seed, **trajectory)
     if friction is None:
         backend = get_backend("newton_euler", model)

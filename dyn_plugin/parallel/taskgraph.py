@@ -167,6 +167,7 @@ def newton_euler_graph(model, mode: str = "customised", friction: bool = False,
         raise InputError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
     if transmission not in TRANSMISSION:
         raise InputError(f"transmission must be one of {', '.join(TRANSMISSION)}; got {transmission!r}")
+    model.require_fixed_joint_space("Dhanaraj's task graph (one link per one-dof joint)", "")
     links = link_data(model, customised=mode == "customised")
     tasks, removed, labels = {}, set(), {}
     for k in range(len(links)):

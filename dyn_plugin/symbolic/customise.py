@@ -115,6 +115,8 @@ def prepare(model, regroup: bool = True):
     choices of :class:`Choice` that give the fewest operations are found by a greedy
     search (:func:`_search`).
     """
+    model.require_fixed_joint_space("customised Newton-Euler code (symbolic, codegen, the operation graphs)",
+                                    "the symbolic backends expand the others: dyn_plugin.get_backend('symbolic_numba', model)")
     key = model_key(model, "", regroup)
     if key not in _PREPARED:
         raw, base_acc = _raw_links(model)

@@ -217,6 +217,8 @@ def _read_joints(root, links: dict, source: str) -> list:
         name, kind = joint.get("name"), joint.get("type")
         if not name:
             raise URDFError(f"{source}: a <joint> has no name attribute")
+        if name in parent_joint.values():
+            raise URDFError(f"{source}: joint name {name!r} is used more than once")
         where = f"{source}: joint {name!r}"
         if kind not in SUPPORTED_TYPES:
             raise URDFError(f"{where} has type {kind!r}; supported types are {sorted(SUPPORTED_TYPES)}")

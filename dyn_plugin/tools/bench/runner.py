@@ -144,6 +144,9 @@ def resolve(robots=None, backends=None, ops=None, sizes=None, against=None, repe
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             model = load_bench_robot(robot, lock=lock)
+        if model.nv == 0:
+            raise InputError(f"robot {robot!s}: {model.name!r} has no moving joint (only fixed joints) and a fixed "
+                             "base: there is nothing to time")
         named = model.name and model.name not in models and str(robot) not in LEGGED
         key = model.name if named else str(robot)
         models[key] = (model, [str(w.message) for w in caught])

@@ -95,6 +95,20 @@ def _check_outputs(args, spelling: dict) -> None:
             raise InputError(f"{where}: folder {target.parent} does not exist")
         if kind == "image":
             _check_image_format(where, target.suffix.lstrip(".").lower())
+        _check_writable(where, target if kind != "folder" or not target.is_dir() else target / ".dyn-plugin-probe")
+
+
+def _check_writable(where: str, target: Path) -> None:
+    """Create ``target`` (or open it to append, if it exists) and remove what was created:
+    what the run will do at its end, tried first (a read-only folder, /proc, a full disk)."""
+    existed = target.exists()
+    try:
+        with open(target, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise InputError(f"{where}: cannot be written ({exc.strerror or exc})") from None
+    if not existed:
+        target.unlink(missing_ok=True)
 
 
 def _check_image_format(where: str, suffix: str) -> None:
