@@ -629,5 +629,8 @@ def test_the_bench_does_not_count_its_own_threads_as_other_processes():
         thread.join()
     busy, now = clock.cores_busy(), os.times()
     own_cores = (now.user + now.system - own.user - own.system) / (time.monotonic() - wall)
-    assert own_cores > 0.5, own_cores
+    # this process must have run for the bound to say anything: 0.41 of a core was seen with
+    # five other processes on the two cores, where counting its threads as others would still
+    # read about 2 > 2 − 0.41 + 0.1
+    assert own_cores > 0.25, own_cores
     assert busy is not None and busy <= usable_cores() - own_cores + 0.1, (busy, own_cores)
