@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import ModelError
 from ..kinematics import REVOLUTE, forward_kinematics, skew
 from ..terms import Terms, as_terms, selected
 
 CHUNK = 256  # states per block, so that U_ijk (N·n³·16 numbers) stays small
+BLOCK_BYTES = 256 << 20     # U_ijk of one block at most (fewer states per block for a large n)
+STATE_BYTES = 1 << 30       # U_ijk of one state at most: n ≈ 200 (3.5 GB at n = 300)
 
 
 def derivative_operator(joint_type: str, axis: np.ndarray) -> np.ndarray:
@@ -122,10 +125,15 @@ def dynamics_terms(model, q):
     of D: h_ikm = ½(∂D_ik/∂q_m + ∂D_im/∂q_k − ∂D_km/∂q_i); h_ikm = h_imk and h_iii = 0.
     """
     N, n = q.shape
+    per_state = 16 * 8 * n ** 3                       # bytes of U_ijk, (n, n, n, 4, 4) float64
+    if per_state > STATE_BYTES:
+        raise ModelError(f"Lagrange-Euler (O(n⁴) on purpose) of robot {model.name!r}: its n = {n} joints need "
+                         f"{per_state / 2 ** 30:.1f} GiB per state for U_ijk; use newton_euler for a robot this large")
+    chunk = max(1, min(CHUNK, BLOCK_BYTES // max(per_state, 1)))
     D, h, c = np.empty((N, n, n)), np.empty((N, n, n, n)), np.empty((N, n))
     J = pseudo_inertias(model)
-    for start in range(0, N, CHUNK):
-        block = slice(start, start + CHUNK)
+    for start in range(0, N, chunk):
+        block = slice(start, start + chunk)
         T, S = _poses_and_operators(model, q[block])
         U = u_matrices(model, T, S)
         D[block] = _inertia(U, J)
