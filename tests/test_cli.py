@@ -359,3 +359,17 @@ def test_refusals_found_on_user_files(argv, fragment, tmp_path, capsys):
     assert main([arg.format(**paths) for arg in argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and fragment in err[0], err
+
+
+def test_a_utf16_urdf_with_a_byte_order_mark_loads_as_its_utf8_text(tmp_path):
+    """lxml reads UTF-16 with a BOM; the text kept for the reference engines was decoded as
+    UTF-8 ("a file given is not UTF-8 text", no file named)."""
+    text = ('<?xml version="1.0"?>' + TRIANGLE.replace('izz="5"', 'izz="1"'))
+    utf8, utf16 = tmp_path / "r8.urdf", tmp_path / "r16.urdf"
+    utf8.write_text(text, encoding="utf-8")
+    utf16.write_bytes(text.replace('<?xml version="1.0"?>', "").encode("utf-16"))
+    a, b = dp.load_robot(str(utf8)), dp.load_robot(str(utf16))
+    q = np.full(a.nq, 0.3)
+    assert np.array_equal(dp.get_backend("newton_euler", a).mass_matrix(q), dp.get_backend("newton_euler", b).mass_matrix(q))
+    assert np.allclose(dp.get_backend("pinocchio", b).mass_matrix(q), dp.get_backend("newton_euler", b).mass_matrix(q),
+                       rtol=1e-13, atol=1e-13)

@@ -119,8 +119,12 @@ def parse_xml(text: Union[str, bytes], source: str):
         raise URDFError(f"{source}: malformed XML: {exc}") from None
     if root.tag != "robot":
         raise URDFError(f"{source}: the root element is <{root.tag}>, expected <robot>")
-    encoding = root.getroottree().docinfo.encoding or "utf-8"
-    return root, text if isinstance(text, str) else data.decode(encoding)
+    if isinstance(text, str):
+        return root, text
+    try:
+        return root, data.decode(root.getroottree().docinfo.encoding or "utf-8")
+    except (UnicodeDecodeError, LookupError):   # read by lxml in an encoding the file does not declare (UTF-16 with a BOM)
+        return root, etree.tostring(root.getroottree(), encoding="unicode")
 
 
 def _numbers(element, attribute: str, count: int, default, where: str, unbounded: float = 0.0) -> np.ndarray:
