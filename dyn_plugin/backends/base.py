@@ -249,10 +249,12 @@ class Backend:
         return self._run_forward(self._loaded("forward_dynamics", f_ext, np.ndim(q) == 1), q=q, qd=qd, tau=tau)
 
     def _run_forward(self, method, q, qd, tau):
-        """:meth:`_run` for what needs M(q)⁻¹: a singular M is named (ModelError)."""
+        """:meth:`_run` for what needs M(q)⁻¹: a singular M is named (ModelError), in this
+        backend's joints and states also when a backend it wraps (a free-flyer chain, a rigid
+        body under friction, on a subset of the states) refused it first."""
         try:
             return self._run(method, q=q, qd=qd, tau=tau)
-        except (NumericalError, np.linalg.LinAlgError) as error:
+        except (NumericalError, ModelError, np.linalg.LinAlgError) as error:
             self._refuse_singular_mass_matrix(q)
             if isinstance(error, np.linalg.LinAlgError):
                 raise ModelError(f"forward dynamics of robot {self.model.name!r}: the mass matrix cannot be "

@@ -240,11 +240,7 @@ class FloatingBaseBackend(EntryPointPath, Backend):
         if self._kernels is not None:
             return self._kernel_result(self._kernels.forward_dynamics(q, qd, tau), q)
         d = self._offset(q, qd)
-        try:
-            qdd = self._chain_method("forward_dynamics")(floating.chain_configuration(q), qd, tau)
-        except ModelError:          # the chain's M singular: named here, in this robot's joints
-            raise np.linalg.LinAlgError("the free-flyer chain's mass matrix is singular") from None
-        return self._shifted(qdd, d, -1.0)
+        return self._shifted(self._chain_method("forward_dynamics")(floating.chain_configuration(q), qd, tau), d, -1.0)
 
     def _batch_inverse_dynamics_jacobians(self, q, qd, qdd):
         """The chain's Jacobians at its state, its base columns replaced: the robot's τ, in

@@ -79,7 +79,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..errors import BackendError, DynPluginError, InputError, ModelError
+from ..errors import BackendError, DynPluginError, InputError
 from ..external import Load
 from ..friction import bristles, law
 from ..friction.law import direction
@@ -473,10 +473,7 @@ class FrictionBackend(Backend):
         """q̈ (N, n) of the rigid body with armature: the rigid backend's forward dynamics, or
         (M + diag a)⁻¹ (τ − bias) with its M and bias for diagonal armature."""
         if not self._diagonal:
-            try:
-                return nan_for_overflow(self.rigid, "forward_dynamics", q, qd, tau)
-            except ModelError:      # M singular: named by this backend, in its states (these may be a subset)
-                raise np.linalg.LinAlgError("the rigid body's mass matrix is singular") from None
+            return nan_for_overflow(self.rigid, "forward_dynamics", q, qd, tau)
         return _solver()[0](nan_for_overflow(self.rigid, "mass_matrix", q), self._armature,
                             tau - nan_for_overflow(self.rigid, "bias_forces", q, qd))
 
