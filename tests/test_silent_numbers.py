@@ -415,17 +415,22 @@ def test_every_backend_answers_an_empty_batch_in_the_documented_shapes(name):
         assert [d.shape for d in be.inverse_dynamics_derivatives(empty, empty, empty)] == [(0, 6, 6)] * 2
 
 
-def test_lagrange_euler_refuses_a_robot_too_large_for_its_memory():
+def test_lagrange_euler_refuses_a_robot_too_large_for_its_memory(tmp_path, capsys):
     """Its U_ijk is n³·16 numbers per state: 3.2 GiB at n = 300, where a 50-state validate
     asked for 161 GiB and died with a MemoryError; refused by name beyond 1 GiB per state,
+    when the backend is made (so that validate lists it as skipped and checks the others),
     and a large robot below that runs in smaller blocks."""
     from urdf_factory import random_tree_urdf
+    from dyn_plugin.tools.cli import main
 
-    big = dp.load_urdf_string(random_tree_urdf(np.random.default_rng(1), 210, name="long"))
-    be = dp.get_backend("lagrange_euler", big)
-    q = np.zeros((2, big.n))
+    text = random_tree_urdf(np.random.default_rng(1), 210, name="long")
     with pytest.raises(dp.ModelError, match=r"n = 210 joints need 1\.1 GiB per state for U_ijk; use newton_euler"):
-        be.inverse_dynamics(q, q, q)
+        dp.get_backend("lagrange_euler", dp.load_urdf_string(text))
+    (tmp_path / "long.urdf").write_text(text)
+    assert main(["validate", "--robot", str(tmp_path / "long.urdf"), "--backend", "newton_euler", "lagrange_euler",
+                 "--against", "pinocchio", "--quantity", "tau", "--samples", "2"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "skipped: lagrange_euler: tau: its factory refused the model" in out and "1 comparisons, all passed" in out
     mid = dp.load_urdf_string(random_tree_urdf(np.random.default_rng(2), 40, name="mid"))   # 8 MB: 32 per block
     q, qd, qdd = np.random.default_rng(3).uniform(-2, 2, (3, 40, mid.n))
     ours = dp.get_backend("lagrange_euler", mid).inverse_dynamics(q, qd, qdd)

@@ -27,6 +27,16 @@ BLOCK_BYTES = 256 << 20     # U_ijk of one block at most (fewer states per block
 STATE_BYTES = 1 << 30       # U_ijk of one state at most: n ≈ 200 (3.5 GB at n = 300)
 
 
+def require_affordable(model) -> int:
+    """The bytes of one state's U_ijk, (n, n, n, 4, 4) float64; ModelError above STATE_BYTES."""
+    n = model.n
+    per_state = 16 * 8 * n ** 3
+    if per_state > STATE_BYTES:
+        raise ModelError(f"Lagrange-Euler (O(n⁴) on purpose) of robot {model.name!r}: its n = {n} joints need "
+                         f"{per_state / 2 ** 30:.1f} GiB per state for U_ijk; use newton_euler for a robot this large")
+    return per_state
+
+
 def derivative_operator(joint_type: str, axis: np.ndarray) -> np.ndarray:
     """Fu's Q_j (3.2-8a/b) for a joint about/along a unit ``axis`` of its own frame."""
     Q = np.zeros((4, 4))
@@ -125,10 +135,7 @@ def dynamics_terms(model, q):
     of D: h_ikm = ½(∂D_ik/∂q_m + ∂D_im/∂q_k − ∂D_km/∂q_i); h_ikm = h_imk and h_iii = 0.
     """
     N, n = q.shape
-    per_state = 16 * 8 * n ** 3                       # bytes of U_ijk, (n, n, n, 4, 4) float64
-    if per_state > STATE_BYTES:
-        raise ModelError(f"Lagrange-Euler (O(n⁴) on purpose) of robot {model.name!r}: its n = {n} joints need "
-                         f"{per_state / 2 ** 30:.1f} GiB per state for U_ijk; use newton_euler for a robot this large")
+    per_state = require_affordable(model)
     chunk = max(1, min(CHUNK, BLOCK_BYTES // max(per_state, 1)))
     D, h, c = np.empty((N, n, n)), np.empty((N, n, n, n)), np.empty((N, n))
     J = pseudo_inertias(model)

@@ -27,6 +27,7 @@ class LagrangeEulerBackend(Backend):
     def __init__(self, model, gravity=None, armature=None):
         """``armature`` (n,) as :class:`NewtonEulerBackend`'s: on D's diagonal (by default the model's)."""
         super().__init__(model, gravity)
+        le.require_affordable(self.model)        # refused here, where a caller can choose another
         self.armature = rotor_armature(armature, self.model)
 
     def _checked_arithmetic(self):
