@@ -18,6 +18,9 @@ from .errors import InputError, URDFError
 from .urdf import JointElement, LinkElement, load_urdf_string, urdf_document
 
 _REVOLUTE, _PRISMATIC, _SPHERICAL, _PLANAR, _FIXED = 0, 1, 2, 3, 4
+BACKENDS_KEPT = 8
+"""Backends a body keeps, one per (backend name, gravity in its base frame), the least
+recently used dropped first."""
 
 
 @dataclasses.dataclass
@@ -71,11 +74,17 @@ class BodyDynamics:
         return len(self.joint_indices)
 
     def backend(self, name: str, gravity: np.ndarray):
-        """The backend ``name`` for this body with ``gravity`` (base frame), built once per gravity."""
+        """The backend ``name`` for this body with ``gravity`` (base frame), built once per
+        gravity and kept for the BACKENDS_KEPT gravities used last (a fixed base that turns
+        gives a new gravity each call: each costs a backend's construction, ~1 ms)."""
         key = (name, tuple(gravity))
-        if key not in self.backends:
-            self.backends[key] = get_backend(name, self.model, gravity=gravity)
-        return self.backends[key]
+        backend = self.backends.pop(key, None)
+        if backend is None:
+            backend = get_backend(name, self.model, gravity=gravity)
+            while len(self.backends) >= BACKENDS_KEPT:
+                del self.backends[next(iter(self.backends))]      # the least recently used
+        self.backends[key] = backend
+        return backend
 
     def to_model(self, values, label: str) -> np.ndarray:
         """pybullet-ordered values (dof,) → model order (n,), with a clear error on a bad length."""
