@@ -33,6 +33,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from .arrays import real_number
 from .errors import BackendError, ClusterError, DynPluginError, InputError
 from .model import RobotModel
 
@@ -225,7 +226,7 @@ def connect(address: Optional[str] = None, workers: Optional[int] = None, timeou
         cluster's) only errors, not its warnings (of tasks cancelled by an interrupt, of an
         event loop held up by numba compiling...).
     """
-    if not (isinstance(timeout, (int, float)) and np.isfinite(timeout) and timeout > 0):
+    if not (real_number(timeout) and np.isfinite(timeout) and timeout > 0):
         raise InputError(f"timeout must be a positive number of seconds, got {timeout!r}")
     require("distributed")
     if address is None:

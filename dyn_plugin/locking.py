@@ -36,10 +36,10 @@ that mimics a locked one then loses its ``<mimic>`` element in the locked model'
 from __future__ import annotations
 
 import dataclasses
-import numbers
 
 import numpy as np
 
+from .arrays import real_number
 from .errors import InputError, argument
 from .kinematics import PRISMATIC, REVOLUTE, BodySum, joint_motion, make_transform
 from .model import Frame, RobotModel
@@ -134,7 +134,7 @@ def _requested(model: RobotModel, joints) -> dict:
         if kind not in (REVOLUTE, PRISMATIC):
             raise InputError(f"joint {name!r} of robot {model.name!r} is {kind}: only revolute and prismatic joints "
                              "are locked (one value each)")
-        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
+        if value is not None and not real_number(value):
             raise InputError(f"lock value of joint {name!r} must be a number (rad or m), got {value!r}")
         if value is not None:
             requested[name] = float(value)

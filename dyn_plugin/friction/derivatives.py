@@ -26,12 +26,11 @@ d = 0, q̇ = 0 with no dry friction), the derivative is returned.
 
 from __future__ import annotations
 
-import numbers
 from typing import Optional
 
 import numpy as np
 
-from ..arrays import as_batch
+from ..arrays import as_batch, real_number
 from ..errors import InputError
 from . import law
 from .models import BearingFriction, EfficiencyCurve, TransmissionFriction, VelocityFriction, joint_label
@@ -120,8 +119,7 @@ def _sech2(x: np.ndarray) -> np.ndarray:
 
 
 def _check_smoothing(function: str, smoothing) -> float:
-    if isinstance(smoothing, bool) or not isinstance(smoothing, numbers.Real) \
-            or not (np.isfinite(smoothing) and smoothing >= 0):
+    if not (real_number(smoothing) and np.isfinite(smoothing) and smoothing >= 0):
         raise InputError(f"{function}: smoothing must be one finite number >= 0 (0 = sgn), got {smoothing!r}")
     return float(smoothing)
 

@@ -30,13 +30,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import numbers
 from collections.abc import Mapping
 from typing import Optional
 
 import numpy as np
 
-from ..arrays import as_batch
+from ..arrays import as_batch, real_number
 from ..errors import ModelError
 from .law import direction, dry_level, friction_torque, parameter_table, sgn  # noqa: F401 (sgn: public here)
 
@@ -189,8 +188,7 @@ class VelocityFriction:
         breakaway torque smaller than the sliding one) is refused.
         """
         n, names = joints_of(n)
-        if isinstance(smoothing, bool) or not isinstance(smoothing, numbers.Real) \
-                or not (np.isfinite(smoothing) and smoothing >= 0):
+        if not (real_number(smoothing) and np.isfinite(smoothing) and smoothing >= 0):
             raise ModelError(f"friction smoothing width must be one finite number >= 0, got {smoothing!r}")
         coulomb = _per_joint("coulomb", coulomb, n, names=names, default=0.0)
         negative = _per_joint("coulomb_negative", coulomb if coulomb_negative is None else coulomb_negative, n,
