@@ -43,6 +43,7 @@ becomes NaN or infinite (or overflows inside the dynamics) stops the run with a
 from __future__ import annotations
 
 import dataclasses
+import functools
 import warnings
 from typing import Callable, Optional, Union
 
@@ -139,9 +140,12 @@ def kinetic_energy(backend, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
     return 0.5 * np.einsum("ni,nij,nj->n", qd, backend.mass_matrix(q), qd)
 
 
-def _torque_function(torque, n: int, steps: int, dt: float) -> Callable:
+def _torque_function(torque, n: int, steps: int) -> Callable:
+    """``torque`` as a function ``(k, t, q, q̇)`` of step k and time t: a callable's value at
+    (t, q, q̇); an array (steps, n)'s row k, held over step k, its RK4 stages included (the
+    last row after the last step)."""
     if callable(torque):
-        def evaluate(t, q, qd):
+        def evaluate(k, t, q, qd):
             value = np.asarray(torque(t, q, qd), dtype=float)
             if value.shape != (n,) or not np.all(np.isfinite(value)):
                 raise InputError(f"torque callable must return {n} finite numbers, got {value!r} at t={t:g}")
@@ -149,9 +153,9 @@ def _torque_function(torque, n: int, steps: int, dt: float) -> Callable:
         return evaluate
     array = np.asarray(torque, dtype=float)
     if array.shape == (n,):
-        return lambda t, q, qd: array
+        return lambda k, t, q, qd: array
     if array.shape == (steps, n):
-        return lambda t, q, qd: array[min(int(round(t / dt)), steps - 1)]
+        return lambda k, t, q, qd: array[min(k, steps - 1)]
     raise InputError(f"torque must be a callable (t, q, qd) -> ({n},), an array ({n},) or ({steps}, {n}), "
                      f"got shape {array.shape}")
 
@@ -165,7 +169,8 @@ def simulate(backend, q0, qd0, torque: Union[Callable, np.ndarray], duration: fl
     ----------
     backend : a :class:`~dyn_plugin.Backend`
     q0, qd0 : (nq,), (nv,) initial positions and velocities (n, n on a fixed base)
-    torque : callable ``(t, q, qd) -> (nv,)``, or an array (nv,) held constant, or (steps, nv)
+    torque : callable ``(t, q, qd) -> (nv,)``, or an array (nv,) held constant, or (steps, nv): row k
+        held over step k (every RK4 stage of it)
     duration, dt : s, with 0 < dt ≤ duration (InputError otherwise); ``steps = round(duration / dt)``
     integrator : ``"semi_implicit_euler"`` (pybullet's) or ``"rk4"``
     on_limit : ``"warn"`` (default), ``"raise"`` or ``"ignore"`` when a joint leaves its limits
@@ -182,7 +187,7 @@ def simulate(backend, q0, qd0, torque: Union[Callable, np.ndarray], duration: fl
     steps = int(round(duration / dt))
     q0 = _one_state("q0", q0, model.nq, model.configuration_names)
     qd0 = _one_state("qd0", qd0, n, model.velocity_names)
-    tau_of = _torque_function(torque, n, steps, dt)
+    tau_of = _torque_function(torque, n, steps)
     bristles = _initial_friction_state(backend, friction_state0, steps)
     impulses = _uses_velocity_step(backend, integrator, viscous) and bristles is None
     t = np.arange(steps + 1) * dt
@@ -193,7 +198,7 @@ def simulate(backend, q0, qd0, torque: Union[Callable, np.ndarray], duration: fl
     limits = _LimitWatch(model, on_limit)
     divergence = _Divergence(model, t, dt)
     for k in range(steps):
-        tau[k] = tau_of(t[k], q[k], qd[k])
+        tau[k] = tau_of(k, t[k], q[k], qd[k])
         if bristles is not None:
             z = bristles
             if integrator == "semi_implicit_euler":
@@ -203,7 +208,7 @@ def simulate(backend, q0, qd0, torque: Union[Callable, np.ndarray], duration: fl
             else:
                 qdd[k] = divergence.guard(k + 1, backend.state_rates, q[k], qd[k], z[k], tau[k])[0]
                 q[k + 1], qd[k + 1], z[k + 1] = divergence.guard(
-                    k + 1, _rk4_bristle_step, backend, tau_of, t[k], q[k], qd[k], z[k], dt,
+                    k + 1, _rk4_bristle_step, backend, functools.partial(tau_of, k), t[k], q[k], qd[k], z[k], dt,
                     lambda qs, vs, zs: divergence.check(k + 1, qs, vs, " in an RK4 stage", z=zs))
             divergence.check(k + 1, q[k + 1], qd[k + 1], z=z[k + 1])
         elif impulses:
@@ -217,11 +222,11 @@ def simulate(backend, q0, qd0, torque: Union[Callable, np.ndarray], duration: fl
                 q[k + 1] = advance(q[k], dt * qd[k + 1])
             else:
                 q[k + 1], qd[k + 1] = divergence.guard(
-                    k + 1, _rk4_step, backend.forward_dynamics, tau_of, t[k], q[k], qd[k], qdd[k], dt,
+                    k + 1, _rk4_step, backend.forward_dynamics, functools.partial(tau_of, k), t[k], q[k], qd[k], qdd[k], dt,
                     lambda qs, vs: divergence.check(k + 1, qs, vs, " in an RK4 stage"), model)
         divergence.check(k + 1, q[k + 1], qd[k + 1])
         limits.check(t[k + 1], q[k + 1])
-    tau[steps] = tau_of(t[steps], q[steps], qd[steps])
+    tau[steps] = tau_of(steps, t[steps], q[steps], qd[steps])
     if bristles is None:
         qdd[steps] = divergence.guard(steps, backend.forward_dynamics, q[steps], qd[steps], tau[steps])
     else:

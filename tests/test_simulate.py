@@ -162,3 +162,25 @@ def test_a_batch_of_initial_states_is_refused_not_cut_to_its_first():
         dp.simulate(be, np.zeros(6), np.zeros((2, 6)), np.zeros(6), 0.01, 0.001)
     one = dp.simulate(be, q0[:1], np.zeros((1, 6)), np.zeros(6), 0.01, 0.001)
     assert np.array_equal(one.q, dp.simulate(be, np.zeros(6), np.zeros(6), np.zeros(6), 0.01, 0.001).q)
+
+
+def test_rk4_holds_a_torque_array_row_over_its_step():
+    """A (steps, n) torque array: row k over step k, every RK4 stage of it (the stages at
+    t + dt/2 and t + dt were given rows k or k + 1 by rounding t/dt, half to even: q̇ was
+    off by 42 rad/s after one millisecond).  Reference: classic RK4 on pinocchio's aba."""
+    model = dp.load_robot("puma560")
+    dt, steps = 1e-3, 6
+    torques = np.zeros((steps, model.n))
+    torques[1::2] = 10.0
+    ours = dp.simulate(dp.get_backend("newton_euler", model), np.zeros(model.n), np.zeros(model.n), torques,
+                       steps * dt, dt, integrator="rk4")
+    fd = dp.get_backend("pinocchio", model).forward_dynamics
+    q, v = np.zeros(model.n), np.zeros(model.n)
+    for k in range(steps):
+        k1q, k1v = v, fd(q, v, torques[k])
+        k2q, k2v = v + 0.5 * dt * k1v, fd(q + 0.5 * dt * k1q, v + 0.5 * dt * k1v, torques[k])
+        k3q, k3v = v + 0.5 * dt * k2v, fd(q + 0.5 * dt * k2q, v + 0.5 * dt * k2v, torques[k])
+        k4q, k4v = v + dt * k3v, fd(q + dt * k3q, v + dt * k3v, torques[k])
+        q, v = q + dt / 6 * (k1q + 2 * k2q + 2 * k3q + k4q), v + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
+        assert np.abs(ours.q[k + 1] - q).max() <= 1e-13 and np.abs(ours.qd[k + 1] - v).max() <= 1e-11 * max(1, np.abs(v).max())
+    assert np.array_equal(ours.tau[:steps], torques)
