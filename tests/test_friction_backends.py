@@ -842,3 +842,40 @@ def test_one_state_in_one_compiled_call_equals_the_wrapper_over_pinocchio():
             assert err.max() <= 1e-12, (method, k, err.max())
     with pytest.raises(dp.InputError, match="qd"):
         fused.inverse_dynamics(q, qd[:3], qdd)
+
+
+def test_a_free_swing_through_the_efficiency_kink_is_solved(puma):
+    """τ = 0 with Dhanaraj's bearings and efficiency curves (profile "dhanaraj"), no viscous
+    friction: the output torque of joints 1-3 sits at the efficiency kink (τ_out = 0, slopes
+    1/η and η), where Newton's residual stalls at rounding of the 10-100 N·m that cancel in
+    it.  It was judged against max(1, |τ|) = 1 and refused 71 of 200 such states ("did not
+    converge in 50 Newton steps", residual 9.5e-13 N·m); the inverse dynamics of the answer
+    gives back τ = 0."""
+    be = dp.get_backend("newton_euler_friction", puma, profile="dhanaraj")
+    rng = np.random.default_rng(0)
+    q, qd = rng.uniform(-2, 2, (200, puma.n)), rng.uniform(-6, 6, (200, puma.n))
+    qdd = be.forward_dynamics(q, qd, np.zeros_like(q))
+    assert np.abs(be.inverse_dynamics(q, qd, qdd)).max() <= 1e-12
+    for k in range(0, 200, 20):
+        assert np.abs(be.forward_dynamics(q[k], qd[k], np.zeros(puma.n)) - qdd[k]).max() <= 1e-11 * np.abs(qdd[k]).max()
+    assert np.all(np.isfinite(be.velocity_step(q[:40], qd[:40], np.zeros((40, puma.n)), 5e-4)))   # 12 of 40 refused
+
+
+@pytest.mark.parametrize("name", ["newton_euler_friction", "lagrange_euler_friction"])
+def test_stiction_at_its_level_within_rounding_holds_or_barely_slides(puma, name):
+    """Every joint at rest and one pushed at its static level to within 1e-13 (relative):
+    q̈ within rounding of 0, on either side of the level.  The box problem's polish put such
+    a joint on its bound (within 1e-12) and then refused the candidate for the sign of a
+    rounding-sized motion: 'did not converge in 10000 sweeps' for 108 of 360 such torques."""
+    levels = np.array([8.0, 9.0, 5.0, 1.5, 1.2, 1.0])
+    friction = dp.FrictionModel.create(puma, viscous=0.3, coulomb=0.6 * levels, static=levels,
+                                       stribeck_velocity=0.05)
+    be = dp.get_backend(name, puma, friction=friction)
+    q, rest = np.random.default_rng(0).uniform(-1, 1, puma.n), np.zeros(puma.n)
+    M = be.mass_matrix(q)
+    for joint in range(puma.n):
+        slide = 2e-13 * levels[joint] / M[joint, joint]          # at most the excess over the joint's inertia
+        for nudge in np.linspace(-1e-13, 1e-13, 9):
+            tau = be.gravity_torques(q)
+            tau[joint] -= levels[joint] * (1 + nudge)
+            assert np.abs(be.forward_dynamics(q, rest, tau)).max() <= slide

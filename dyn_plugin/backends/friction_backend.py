@@ -396,6 +396,16 @@ class FrictionBackend(Backend):
         transmission = self.friction.transmission
         return tau_out if transmission is None else tau_out * transmission.factor(tau_out, d)
 
+    def _transmission_slope(self, tau_out, d):
+        """∂τ_in/∂τ_out per joint (N, n), one side of the efficiency's kink (1 without curves)."""
+        transmission = self.friction.transmission
+        return np.ones_like(tau_out) if transmission is None else transmission.slope(tau_out, d)
+
+    def _output_torque(self, tau_in, d):
+        """τ_out that the transmission turns into ``tau_in`` (its inverse, joint by joint)."""
+        transmission = self.friction.transmission
+        return tau_in if transmission is None else transmission.output_torque(tau_in, d)
+
     @property
     def _breakaway(self):
         transmission = self.friction.transmission

@@ -3,9 +3,11 @@ where friction is implicit in q̈ or set-valued: functions of the backend (the w
 short paths, and the friction-free parts they call, are in dyn_plugin/backends/friction_backend.py).
 
 * Load-dependent friction (bearings read the joint wrenches, the transmission the output
-  torque, both functions of q̈) makes τ_in(q̈) = τ implicit: :func:`solve_smooth` solves it by
-  Newton's method on q̈, each step halved until the residual shrinks, with the Jacobian
-  ∂τ_in/∂q̈ by forward differences (M + diag a without load-dependent friction).
+  torque, both functions of q̈) makes τ_in(q̈) = τ implicit: :func:`solve_smooth` inverts the
+  transmission joint by joint (τ_out from τ_in), then solves τ_out(q̈) = rigid body + bearings
+  by Newton's method on q̈, each step halved until the residual shrinks.  Its Jacobian
+  ∂τ_in/∂q̈ = diag(∂τ_in/∂τ_out) ∂τ_out/∂q̈, the first on one side of the efficiency's kink,
+  the second M + diag a, or by forward differences with bearings.
 * Dry friction is set-valued at q̇ᵢ = 0: :func:`forward_with_stiction` gives a joint at rest
   the stiction torque of maximum dissipation (:mod:`dyn_plugin.friction.stiction`): it
   stays at rest while the torque it needs is within its static level, and starts against
@@ -19,6 +21,8 @@ prismatic joints), q̈ rad/s² (m/s²).
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -92,39 +96,71 @@ def impulse_step(backend, q, qd, tau, dt, implicit: bool) -> np.ndarray:
 
 
 def solve_smooth(backend, q, qd, rhs, need_jacobian: bool = True, load=None):
-    """q̈ with _smooth_input(q̈) = rhs, and the Jacobian J = ∂τ_in/∂q̈ (N, n, n) (or None)."""
+    """q̈ with _smooth_input(q̈) = rhs, and the Jacobian J = ∂τ_in/∂q̈ (N, n, n) (or None).
+
+    The transmission is inverted first, joint by joint (τ_out from τ_in, exactly:
+    ``TransmissionFriction.output_torque``); what remains, τ_out(q̈) = rigid body + bearings,
+    is smooth away from a zero bearing load, and without bearings is the rigid body's own
+    forward dynamics.  (Newton's method on τ_in(q̈) itself met the efficiency's kink at
+    τ_out = 0, slopes 1/η and η, wherever the solution lies there: a free swing, τ = 0.)"""
     start = rhs - backend.friction.velocity.viscous * qd
-    qdd = backend._rigid_forward_dynamics(q, qd, start if load is None else start + load.generalized)
     if not backend.friction.load_dependent:
+        qdd = backend._rigid_forward_dynamics(q, qd, start if load is None else start + load.generalized)
         return qdd, (backend._batch_mass_matrix(q) if need_jacobian else None)
     d = direction(qd, backend.friction.smoothing)
-    scale = np.maximum(1.0, np.abs(rhs).max(axis=1))
-    residual = _smooth_input(backend, q, qd, qdd, d, load) - rhs
+    target = backend._output_torque(start, d)
+    qdd = backend._rigid_forward_dynamics(q, qd, target if load is None else target + load.generalized)
+    if backend.friction.bearing is not None:
+        qdd = _with_bearings(backend, q, qd, qdd, d, target, load)
+    if not need_jacobian:
+        return qdd, None
+    tau_out = _output_torque(backend, q, qd, qdd, d, load)
+    inertia = backend._batch_mass_matrix(q) if backend.friction.bearing is None else \
+        _jacobian(functools.partial(_output_torque, backend), q, qd, qdd, d, tau_out, load)
+    return qdd, backend._transmission_slope(tau_out, d)[..., None] * inertia      # J = diag(∂τ_in/∂τ_out) ∂τ_out/∂q̈
+
+
+def _output_torque(backend, q, qd, qdd, d, load=None):
+    """τ_out: the rigid body's τ and the bearings' friction (under the external ``load``)."""
+    return backend._rigid_torque(q, qd, qdd, load) + backend._bearing(q, qd, qdd, d, load)
+
+
+def _with_bearings(backend, q, qd, qdd, d, target, load=None):
+    """q̈ with _output_torque(q̈) = target, by Newton's method from the rigid body's q̈."""
+    scale = _torque_scale(backend, q, qd, target, load)
+    residual = _output_torque(backend, q, qd, qdd, d, load) - target
     for _ in range(50):
-        J = _smooth_input_jacobian(backend, q, qd, qdd, d, residual + rhs, load)
         if np.all(np.abs(residual).max(axis=1) <= 1e-12 * scale):
-            return qdd, J
-        qdd, residual = _newton_step(backend, q, qd, qdd, d, rhs, residual, J, load)
-    raise DynPluginError("forward dynamics with load-dependent friction did not converge in 50 Newton steps "
+            return qdd
+        J = _jacobian(functools.partial(_output_torque, backend), q, qd, qdd, d, residual + target, load)
+        qdd, residual = _newton_step(backend, q, qd, qdd, d, target, residual, J, load)
+    raise DynPluginError("forward dynamics with bearing friction did not converge in 50 Newton steps "
                          f"(largest residual {np.abs(residual).max():.3g} N·m)")
+
+
+def _torque_scale(backend, q, qd, target, load=None):
+    """(N,): the size of the torques the residual sums, max(1, |target|, |τ(q, q̇, 0)|), to
+    which its rounding is relative (gravity and inertia may cancel in it)."""
+    bias = backend._rigid_torque(q, qd, np.zeros_like(qd), load)
+    return np.maximum(1.0, np.maximum(np.abs(target).max(axis=1), np.abs(bias).max(axis=1)))
 
 
 def _smooth_input(backend, q, qd, qdd, d, load=None):
     """τ_in without its dry-friction levels: transmission(τ_out) + viscous q̇ (under the
     external ``load``, a :class:`~dyn_plugin.external.Load`, or None)."""
-    tau_out = backend._rigid_torque(q, qd, qdd, load) + backend._bearing(q, qd, qdd, d, load)
-    return backend._through_transmission(tau_out, d) + backend.friction.velocity.viscous * qd
+    return backend._through_transmission(_output_torque(backend, q, qd, qdd, d, load), d) \
+        + backend.friction.velocity.viscous * qd
 
 
-def _newton_step(backend, q, qd, qdd, d, rhs, residual, J, load=None):
-    """One Newton step, halved per state until the residual shrinks: the efficiency
-    kink at τ_out = 0 (slopes 1/η and η) otherwise traps plain Newton in a 2-cycle."""
+def _newton_step(backend, q, qd, qdd, d, target, residual, J, load=None):
+    """One Newton step on _output_torque(q̈) = target, halved per state until the residual
+    shrinks (a bearing's load passing near zero)."""
     step = np.linalg.solve(J, residual[..., None])[..., 0]
     size = np.abs(residual).max(axis=1)
     alpha = np.ones(len(q))
     for _ in range(30):
         trial = qdd - alpha[:, None] * step
-        trial_residual = _smooth_input(backend, q, qd, trial, d, load) - rhs
+        trial_residual = _output_torque(backend, q, qd, trial, d, load) - target
         worse = np.abs(trial_residual).max(axis=1) >= size
         if not worse.any():
             break
@@ -132,12 +168,15 @@ def _newton_step(backend, q, qd, qdd, d, rhs, residual, J, load=None):
     return trial, trial_residual
 
 
-def _smooth_input_jacobian(backend, q, qd, qdd, d, value, load=None):
-    """Forward differences of _smooth_input in q̈, (N, n, n)."""
+def _jacobian(function, q, qd, qdd, d, value, load=None):
+    """Forward differences in q̈ of ``function(q, q̇, q̈, d, load)`` (N, n), whose value at q̈
+    is ``value``: (N, n, n), [state, i, j] = ∂f_i/∂q̈_j."""
     N, n = q.shape
     h = 1e-7 * np.maximum(1.0, np.abs(qdd))                                     # (N, n)
     shifted = qdd[:, None, :] + h[:, :, None] * np.eye(n)                        # (N, j, n)
     rep = lambda x: np.repeat(x, n, axis=0)  # noqa: E731
     repeated = None if load is None else load.take(np.repeat(np.arange(N), n))
-    plus = _smooth_input(backend, rep(q), rep(qd), shifted.reshape(N * n, n), rep(d), repeated).reshape(N, n, n)
+    plus = function(rep(q), rep(qd), shifted.reshape(N * n, n), rep(d), repeated).reshape(N, n, n)
     return ((plus - value[:, None, :]) / h[:, :, None]).transpose(0, 2, 1)     # [state, i, j]
+
+

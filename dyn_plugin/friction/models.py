@@ -374,6 +374,22 @@ def efficiency_factor(tau_out, d, curve: EfficiencyCurve, rated_torque) -> np.nd
     return eta ** (-d * sgn(tau_out))
 
 
+INVERSE_HALVINGS = 80
+"""Bisection steps of :func:`_inverse_efficiency`: a bracket 1/η_min² wide (10⁴ at η = 1 %)
+down to 2⁻⁸⁰ of that, below rounding."""
+
+
+def _inverse_efficiency(tau_in, d, curve: EfficiencyCurve, rated_torque) -> np.ndarray:
+    """τ_out with τ_out · efficiency_factor(τ_out, d) = τ_in, one joint, arrays of any shape."""
+    target, sign = np.abs(tau_in), np.sign(tau_in)
+    low, high = target * curve.efficiency.min(), target / curve.efficiency.min()
+    for _ in range(INVERSE_HALVINGS):
+        middle = 0.5 * (low + high)
+        below = middle * efficiency_factor(sign * middle, d, curve, rated_torque) < target
+        low, high = np.where(below, middle, low), np.where(below, high, middle)
+    return sign * 0.5 * (low + high)
+
+
 # -- per-joint parameter sets -------------------------------------------------------------
 
 BEARINGS = ("none", "journal", "journal_pair", "linear", "thrust")
@@ -494,6 +510,31 @@ class TransmissionFriction:
         for i, curve in enumerate(self.curves):
             if curve is not None:
                 out[..., i] = efficiency_factor(tau_out[..., i], d[..., i], curve, self.rated_torque[i])
+        return out
+
+    def output_torque(self, tau_in: np.ndarray, d: np.ndarray) -> np.ndarray:
+        """τ_out (N, n) with τ_out η^(−s) = ``tau_in`` (without the breakaway), per joint: the
+        inverse of :meth:`factor`'s map.  The factor is positive, so sgn τ_out = sgn τ_in, and
+        lies in [η_min, 1/η_min]: |τ_out| is bracketed by |τ_in| η_min and |τ_in| / η_min and
+        found by bisection to rounding (INVERSE_HALVINGS)."""
+        out = np.array(tau_in, dtype=float)
+        for i, curve in enumerate(self.curves):
+            if curve is not None:
+                out[..., i] = _inverse_efficiency(out[..., i], d[..., i], curve, self.rated_torque[i])
+        return out
+
+    def slope(self, tau_out: np.ndarray, d: np.ndarray) -> np.ndarray:
+        """∂(τ_out η^(−s))/∂τ_out per joint, (N, n): a difference on τ_out's own side of the
+        kink at 0 (slopes 1/η and η meet there; the side of +0 at 0), so that every joint
+        takes one branch's slope (a difference across the kink mixes the two)."""
+        out = np.ones(np.shape(tau_out))
+        for i, curve in enumerate(self.curves):
+            if curve is not None:
+                x, di = tau_out[..., i], d[..., i]
+                h = np.where(x < 0, -1.0, 1.0) * 1e-7 * np.maximum(1.0, np.abs(x))
+                y = x + h
+                out[..., i] = (y * efficiency_factor(y, di, curve, self.rated_torque[i])
+                               - x * efficiency_factor(x, di, curve, self.rated_torque[i])) / h
         return out
 
     def input_torque(self, tau_out: np.ndarray, qd: np.ndarray, smoothing: float = 0.0) -> np.ndarray:

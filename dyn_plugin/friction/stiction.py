@@ -41,17 +41,26 @@ def solve_box_qp(W: np.ndarray, v: np.ndarray, lower: np.ndarray, upper: np.ndar
         for i in range(len(v)):
             lam[i] = np.clip(lam[i] - (v[i] + W[i] @ lam) / diagonal[i], lower[i], upper[i])
         if sweep % 5 == 0 or sweep == 1:
-            polished = _polish(W, v, lam, lower, upper, tol)
-            if polished is not None:
-                return polished
+            for band in BANDS:
+                polished = _polish(W, v, lam, lower, upper, tol, band)
+                if polished is not None:
+                    return polished
     raise DynPluginError(f"stiction problem did not converge in {max_sweeps} sweeps (size {len(v)})")
 
 
-def _polish(W, v, lam, lower, upper, tol):
-    """Solve exactly on the active set that ``lam`` suggests; the result if it is optimal."""
+BANDS = (1e-12, 0.0)
+"""How near its bound (relative) a row of the iterate counts as on it, tried in turn: an
+iterate that approaches a bound from inside reaches it only in the limit, and a row whose
+optimum lies within the band but inside (its motion exactly zero, the bound a rounding
+away: a torque at the static level) fails the sign test on the bound."""
+
+
+def _polish(W, v, lam, lower, upper, tol, band):
+    """Solve exactly on the active set that ``lam`` suggests, rows within ``band`` (relative)
+    of a bound on it; the result if it is optimal, else None."""
     scale = np.maximum(1.0, np.abs(lower) + np.abs(upper))
-    at_lower = lam <= lower + 1e-12 * scale
-    at_upper = (lam >= upper - 1e-12 * scale) & ~at_lower
+    at_lower = lam <= lower + band * scale
+    at_upper = (lam >= upper - band * scale) & ~at_lower
     free = ~(at_lower | at_upper)
     out = np.where(at_lower, lower, np.where(at_upper, upper, 0.0))
     if free.any():
