@@ -460,9 +460,10 @@ class RobotModel:
                 raise ModelError(f"model {self.name!r}: mimic joints must follow independent joints "
                                  "(dyn_plugin.mimic.resolve gives them so)")
         norms = np.linalg.norm(self.axes, axis=1)
-        if n and not np.allclose(norms, 1.0, atol=1e-12):
-            bad = self.joint_names[int(np.argmax(np.abs(norms - 1.0)))]
-            raise ModelError(f"joint {bad!r}: axis is not a unit vector")
+        if n and not np.all(np.abs(norms - 1.0) <= 1e-12):      # allclose's default rtol would pass 1e-5
+            k = int(np.argmax(np.abs(norms - 1.0)))
+            raise ModelError(f"joint {self.joint_names[k]!r}: axis {self.axes[k].tolist()} is not a unit vector "
+                             f"(norm 1 {norms[k] - 1.0:+.2g}); normalise it")
 
     def _check_finite(self):
         """Geometry, inertia and friction finite; limits may be infinite (no limit), not NaN.

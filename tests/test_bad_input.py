@@ -307,3 +307,19 @@ def test_unknown_backend(model6):
         dp.get_backend("featherstone", model6)
     message = str(excinfo.value)
     assert "featherstone" in message and "lagrange_euler" in message
+
+
+@pytest.mark.parametrize("error", [1e-11, 9e-6, -5.6e-8])
+def test_a_joint_axis_that_is_not_a_unit_vector_is_refused(error):
+    """Backends read a model's axes as unit vectors (pinocchio's, which reads it through a
+    URDF, normalises them): an axis 1 + 9e-6 long made newton_euler and pinocchio disagree by
+    4.4e-5, and was accepted (allclose's default rtol of 1e-5 beside atol 1e-12)."""
+    import dataclasses
+
+    model = dp.load_robot("puma560")
+    axes = model.axes.copy()
+    axes[2] *= 1 + error
+    with pytest.raises(dp.ModelError, match=rf"joint {model.joint_names[2]!r}: axis .* is not a unit vector"):
+        dataclasses.replace(model, axes=axes)
+    axes[2] = model.axes[2] * (1 + 1e-13)                 # rounding: accepted
+    assert dataclasses.replace(model, axes=axes).n == model.n
