@@ -3,7 +3,7 @@
 >>> import dyn_plugin as dp, dyn_plugin.cluster as dpc
 >>> client = dpc.connect()                          # a LocalCluster: one process per core
 >>> be = dp.get_backend("newton_euler", dp.load_robot("puma560"))
->>> tau = dpc.inverse_dynamics(be, Q, QD, QDD)      # lazy (N, n) dask array; Q... dask or numpy
+>>> tau = dpc.inverse_dynamics(be, Q, QD, QDD)      # lazy (N, nv) dask array; Q... dask or numpy
 >>> tau.compute()                                   # equal bit for bit to be.inverse_dynamics
 
 Workers never receive a backend object (compiled kernels do not travel): they receive a
@@ -357,7 +357,7 @@ def _describe(client, dashboard) -> str:
 
 
 def _as_dask(name: str, value, n: int):
-    """``value`` ((N, n), dask or numpy) as a float dask array whose joint axis is one chunk."""
+    """``value`` ((N, n), dask or numpy) as a float dask array whose last axis is one chunk."""
     import dask.array as da
 
     if not isinstance(value, da.Array):
@@ -372,16 +372,23 @@ def _as_dask(name: str, value, n: int):
     return value.astype(float).rechunk({1: -1})
 
 
+def _width(model: RobotModel, name: str) -> int:
+    """Columns of argument ``name``: nq for the configuration q, nv for q̇, q̈ and τ
+    (a floating base, mimic joints or joints of several degrees of freedom make them
+    differ from each other and from the joint count n)."""
+    return model.nq if name == "q" else model.nv
+
+
 def _inputs(spec: BackendSpec, **arrays):
-    """The inputs as dask arrays sharing the first one's state chunks."""
-    n = spec.model.n
-    out = [_as_dask(name, value, n) for name, value in arrays.items()]
+    """The inputs as dask arrays sharing the first one's state chunks: q (N, nq), the
+    others (N, nv)."""
+    out = [_as_dask(name, value, _width(spec.model, name)) for name, value in arrays.items()]
     sizes = {a.shape[0] for a in out}
     if len(sizes) > 1:
         shapes = ", ".join(f"{name} {a.shape}" for name, a in zip(arrays, out))
         raise InputError(f"batch sizes differ: {shapes}; all arguments must have the same N")
-    chunks = out[0].chunks
-    return [a if a.chunks == chunks else a.rechunk(chunks) for a in out]
+    states = out[0].chunks[0]     # the state axis only: q has nq columns, the others nv
+    return [a if a.chunks[0] == states else a.rechunk({0: states}) for a in out]
 
 
 def _block(spec, *arrays, method: str, block_info=None):
@@ -401,40 +408,43 @@ def _lazy(backend, method: str, matrix: bool = False, **arrays):
 
     spec = BackendSpec.of(backend)
     inputs = _inputs(spec, **arrays)
-    n = spec.model.n
+    nv = spec.model.nv
     # the spec is one node of the graph: sent to a worker once, not once per task
     node = dask.delayed(spec, name=f"dyn-plugin-spec-{spec.digest[:16]}", pure=True)
-    extra = dict(new_axis=2, chunks=(inputs[0].chunks[0], (n,), (n,))) if matrix else dict(chunks=inputs[0].chunks)
+    states = inputs[0].chunks[0]
+    extra = dict(new_axis=2, chunks=(states, (nv,), (nv,))) if matrix else dict(chunks=(states, (nv,)))
     name = f"{method.replace('_', '-')}-{dask.base.tokenize(spec.digest, method, *inputs)}"
     return da.map_blocks(functools.partial(_block, method=method), node, *inputs, dtype=float, name=name,
                          meta=np.empty((0,) * (3 if matrix else 2)), **extra)
 
 
 def inverse_dynamics(backend, q, qd, qdd):
-    """Lazy τ (N, n), N·m or N, of ``backend`` (a backend or a :class:`BackendSpec`) for
-    q (rad or m), q̇ (rad/s or m/s) and q̈ (rad/s² or m/s²), each (N, n): dask arrays
-    (rechunked so that the joint axis is one chunk and the state chunks follow q's) or
-    numpy arrays (embedded in the graph: for big data, make the arrays on the workers).
+    """Lazy τ (N, nv), N·m or N, of ``backend`` (a backend or a :class:`BackendSpec`) for
+    q (N, nq) (rad or m; a floating base's quaternion included), q̇ (rad/s or m/s) and q̈
+    (rad/s² or m/s²), each (N, nv): dask arrays (rechunked so that the coordinate axis is
+    one chunk and the state chunks follow q's) or numpy arrays (embedded in the graph: for
+    big data, make the arrays on the workers).
     Computed, it equals ``backend.inverse_dynamics(q, qd, qdd)`` bit for bit; an error in a
     chunk (e.g. NaN input) is raised with the chunk's states named."""
     return _lazy(backend, "inverse_dynamics", q=q, qd=qd, qdd=qdd)
 
 
 def forward_dynamics(backend, q, qd, tau):
-    """Lazy q̈ (N, n), rad/s² or m/s², for q, q̇ and torques τ (N, n) (see :func:`inverse_dynamics`)."""
+    """Lazy q̈ (N, nv), rad/s² or m/s², for q (N, nq), q̇ and torques τ (N, nv) (see
+    :func:`inverse_dynamics`)."""
     return _lazy(backend, "forward_dynamics", q=q, qd=qd, tau=tau)
 
 
 def mass_matrix(backend, q):
-    """Lazy M(q) (N, n, n), kg·m² (kg for prismatic joints), for q (N, n)."""
+    """Lazy M(q) (N, nv, nv), kg·m² (kg for prismatic joints), for q (N, nq)."""
     return _lazy(backend, "mass_matrix", matrix=True, q=q)
 
 
 def gravity_torques(backend, q):
-    """Lazy g(q) (N, n), N·m or N, for q (N, n)."""
+    """Lazy g(q) (N, nv), N·m or N, for q (N, nq)."""
     return _lazy(backend, "gravity_torques", q=q)
 
 
 def bias_forces(backend, q, qd):
-    """Lazy C(q, q̇) q̇ + g(q) (N, n), N·m or N, for q and q̇ (N, n)."""
+    """Lazy C(q, q̇) q̇ + g(q) (N, nv), N·m or N, for q (N, nq) and q̇ (N, nv)."""
     return _lazy(backend, "bias_forces", q=q, qd=qd)
