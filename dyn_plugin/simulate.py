@@ -415,17 +415,32 @@ class _Divergence:
 
 
 class _LimitWatch:
-    """Reports the first excursion of each joint beyond its limits, without clamping."""
+    """Reports the first excursion of each joint beyond its limits, without clamping.  With
+    mimic joints (``model.mimic``) every joint is watched, a follower at its position from
+    the reduced q (:func:`dyn_plugin.mimic.full_configuration`); its report names its leader."""
 
     def __init__(self, model, mode):
         self.model, self.mode, self.events, self.outside = model, mode, [], set()
-        joints = [i for i in model.independent_indices     # the one-dof joints that are coordinates (the others
-                  if model.joint_types[i] in (REVOLUTE, PRISMATIC)]  # have no limits)
-        self.entries = np.array([model.joint_slices[i][0].start for i in joints], dtype=int)   # their entries of q
+        self.full = full_model(model) if model.mimic else None     # the joints' positions come from q_full
+        coordinates = self.full if model.mimic else model
+        joints = [i for i in coordinates.independent_indices   # the one-dof joints (with mimic joints: all of
+                  if model.joint_types[i] in (REVOLUTE, PRISMATIC)]  # them, followers included; the others have no limits)
+        self.entries = np.array([coordinates.joint_slices[i][0].start for i in joints], dtype=int)   # their entries
         self.lower, self.upper = model.lower[joints], model.upper[joints]
         self.names = tuple(model.joint_names[i] for i in joints)
+        leaders = {relation.joint: relation for relation in model.mimic}
+        self.notes = tuple(self._follows(leaders[name]) if name in leaders else "" for name in self.names)
+
+    @staticmethod
+    def _follows(relation) -> str:
+        """What a follower's report adds: whom it follows and how."""
+        sign = "-" if relation.offset < 0 else "+"
+        return (f" (a mimic joint: it follows {relation.leader!r}, q = {relation.multiplier:g} · "
+                f"q[{relation.leader!r}] {sign} {abs(relation.offset):g})")
 
     def check(self, t, q):
+        if self.full is not None:                     # every joint's position
+            q = full_configuration(self.model, np.asarray(q)[None])[0]
         q = q[self.entries]
         for i in np.nonzero((q < self.lower) | (q > self.upper))[0]:
             if i in self.outside:
@@ -434,7 +449,7 @@ class _LimitWatch:
             bound = self.lower[i] if q[i] < self.lower[i] else self.upper[i]
             event = LimitEvent(float(t), self.names[i], float(q[i]), float(bound))
             self.events.append(event)
-            message = (f"joint {event.joint!r} left its limits at t = {t:.6g} s: q = {q[i]:.6g}, "
+            message = (f"joint {event.joint!r}{self.notes[i]} left its limits at t = {t:.6g} s: q = {q[i]:.6g}, "
                        f"limit {bound:.6g} (not clamped)")
             if self.mode == "raise":
                 raise SimulationError(message)
