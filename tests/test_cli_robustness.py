@@ -12,10 +12,12 @@ import contextlib
 import io
 import os
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import dyn_plugin as dp
 from dyn_plugin.tools.cli import main
 
 from test_cli import FIXED_ONLY, MARKUP, TRIANGLE
@@ -142,3 +144,46 @@ def test_an_overflow_on_a_floating_base_names_the_velocity_entry():
     error = _overflow("forward_dynamics", result, model, True, {"q": np.ones((1, model.nq)),
                                                                  "tau": np.ones((1, model.nv))})
     assert f"joint {model.velocity_names[-1]!r} (index {model.nv - 1})" in str(error)
+
+
+def _one_error_line(capsys) -> str:
+    lines = [line for line in capsys.readouterr().err.strip().splitlines() if line.startswith("dyn-plugin: error")]
+    assert len(lines) == 1
+    return lines[0]
+
+
+def test_csv_logs_with_a_byte_order_mark_or_a_column_named_twice(tmp_path, capsys):
+    """A spreadsheet's "CSV UTF-8" starts with a byte-order mark: its first column, t, was
+    read as '\\ufefft' ("no column t", or t dropped).  A column named twice was read from
+    its last occurrence (a q2 in degrees beside the one in rad: held-out RMS 0.246 against
+    5e-5, exit 0).  Now the mark is not part of the name, and a name given twice is refused."""
+    t = np.linspace(0.0, 2.0, 201)
+    qd = np.sin(3 * t) + 0.3 * np.sin(7 * t)
+    tau = 0.8 * np.sign(qd) + 0.3 * qd
+    rows = "\n".join(f"{float(a)!r},{float(b)!r},{float(c)!r}" for a, b, c in zip(t, qd, tau))
+    marked = tmp_path / "marked.csv"
+    marked.write_text("t,qd,tau\n" + rows + "\n", encoding="utf-8-sig")
+    plain = tmp_path / "plain.csv"
+    plain.write_text("t,qd,tau\n" + rows + "\n", encoding="utf-8")
+    fits = []
+    for path in (marked, plain):
+        assert main(["fit-friction", str(path), "--law", "dahl", "--json", str(tmp_path / "fit.json")]) == 0
+        fits.append((tmp_path / "fit.json").read_text())
+    assert fits[0].replace(str(marked), "") == fits[1].replace(str(plain), "")
+    twice = tmp_path / "twice.csv"
+    twice.write_text("t,qd,tau,qd\n" + "\n".join(f"{r},{100 * float(b)!r}" for r, b in zip(rows.splitlines(), qd)) + "\n")
+    assert main(["fit-friction", str(twice)]) == 2
+    assert "column 'qd' appears twice in the header (columns 2 and 4)" in _one_error_line(capsys)
+
+
+def test_identify_refuses_sample_times_that_do_not_match_the_samples(tmp_path, capsys):
+    """--data with t of another length than q: --plot crashed (exit 3, 'x and y must have
+    same first dimension'); without --plot, t was ignored."""
+    model = dp.load_robot("scara")
+    rng = np.random.default_rng(0)
+    q, qd, qdd = rng.uniform(-1, 1, (3, 400, model.n))
+    tau = dp.get_backend("newton_euler", model).inverse_dynamics(q, qd, qdd)
+    np.savez(tmp_path / "data.npz", t=np.linspace(0, 1, 10), q=q, qd=qd, qdd=qdd, tau=tau)
+    for extra in ([], ["--plot", str(tmp_path / "fit.png")]):
+        assert main(["identify", "scara", "--data", str(tmp_path / "data.npz"), *extra]) == 2
+        assert "t must be 400 finite times, one per sample of q (shape (400,)), got shape (10,)" in _one_error_line(capsys)

@@ -97,7 +97,7 @@ def _reason(exc: Exception) -> str:
 
 def _read_csv(path: Path) -> dict:
     rows = _csv_rows(path)
-    header, body = [name.strip() for name in rows[0][1]], rows[1:]
+    header, body = csv_header(path, rows), rows[1:]
     if not body:
         raise InputError(f"{path}: has a header row and no samples")
     index = {name: k for k, name in enumerate(header) if name}
@@ -114,9 +114,24 @@ def _read_csv(path: Path) -> dict:
     return {name: values[:, ks] for name, ks in columns.items()}
 
 
+def csv_header(path: Path, rows: list) -> list:
+    """The column names of the first row (stripped); a name given twice is refused (which
+    column is meant? the last one was read)."""
+    header = [name.strip() for name in rows[0][1]]
+    seen = {}
+    for k, name in enumerate(header):
+        if name and name in seen:
+            raise InputError(f"{path}: column {name!r} appears twice in the header (columns {seen[name] + 1} and "
+                             f"{k + 1}); name each column once")
+        seen[name] = k
+    return header
+
+
 def _csv_rows(path: Path) -> list:
+    """(line number, row) of every row that is not blank or a # comment; a UTF-8 byte-order
+    mark (spreadsheets write one) is not part of the first name."""
     try:
-        with open(path, newline="", encoding="utf-8") as handle:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
             reader = csv.reader(handle)
             rows = [(reader.line_num, row) for row in reader if row and not row[0].lstrip().startswith("#")]
     except UnicodeDecodeError as exc:

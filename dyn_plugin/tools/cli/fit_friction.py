@@ -29,7 +29,7 @@ import numpy as np
 from ...errors import InputError
 from ...friction.fitting import fit_friction
 from ...friction.laws import FRICTION_LAWS, LAWS
-from ...identification.logfile import _csv_rows, _numbers, read_arrays
+from ...identification.logfile import _csv_rows, _numbers, csv_header, read_arrays
 from ..output import console, one_line, write_or_print
 from .common import EXIT_OK
 
@@ -123,7 +123,7 @@ def _read_npz(path: Path) -> dict:
 
 def _read_csv(path: Path) -> dict:
     rows = _csv_rows(path)
-    header, body = [name.strip() for name in rows[0][1]], rows[1:]
+    header, body = csv_header(path, rows), rows[1:]
     if not body:
         raise InputError(f"{path}: has a header row and no samples")
     wanted = [k for k, name in enumerate(header) if name in _COLUMNS or name.startswith(PUBLISHED)]

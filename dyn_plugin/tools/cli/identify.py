@@ -132,6 +132,8 @@ def _lock_hint(model, columns: int) -> str:
 
 def _recorded(args, model, terms):
     """(q, qd, qdd, tau, t, bearing, nominal) of ``--data`` or ``--simulate``."""
+    import numpy as np
+
     from ...friction.parameters import friction_file, load_friction
     from ...identification import dhanaraj_friction, simulate_measurements
     from ...identification.logfile import read_arrays
@@ -151,4 +153,8 @@ def _recorded(args, model, terms):
         return (data.q, data.qd, data.qdd, data.tau, data.t, bearing if bearing is not None else friction,
                 data.rigid_model)
     stored = read_arrays(args.data, ("q", "qd", "qdd", "tau"), optional=("t",))
-    return stored["q"], stored["qd"], stored["qdd"], stored["tau"], stored.get("t"), bearing, nominal
+    t, samples = stored.get("t"), len(stored["q"])
+    if t is not None and (t.shape != (samples,) or t.dtype.kind not in "fiu" or not np.all(np.isfinite(t))):
+        raise InputError(f"{args.data}: t must be {samples} finite times, one per sample of q (shape ({samples},)), "
+                         f"got shape {t.shape}" + ("" if t.shape != (samples,) else " with a non-finite entry"))
+    return stored["q"], stored["qd"], stored["qdd"], stored["tau"], t, bearing, nominal
