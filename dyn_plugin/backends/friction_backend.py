@@ -493,14 +493,16 @@ class FrictionBackend(Backend):
         Dry friction acts as the impulse λ, |λᵢ| ≤ Lᵢ dt, that removes the most kinetic
         energy (pybullet's velocity motor with targetVelocity 0 and force L): a joint at
         rest stays there while the impulse suffices, and a sliding joint that would reverse
-        within the step stops exactly at zero.  Load-dependent friction acts explicitly.
+        within the step stops exactly at zero.  Load-dependent friction (bearings, efficiency)
+        acts at the step's own acceleration: with every joint sliding, q̇⁺ = q̇ + dt q̈ of
+        :meth:`forward_dynamics` (explicit viscous friction).
 
         ``viscous``: ``"explicit"`` (default) applies −D q̇ at the start of the step, exactly
         as pybullet's jointDamping; it is stable only while dt·λ_max(M⁻¹D) < 2, which a
         light link with real damping breaks (1e-3 kg·m² with 0.5 N·m·s/rad at 1/240 s).
         ``"implicit"`` solves (M + dt D) Δq̇ = dt (τ − bias − D q̇) + λ: unconditionally stable,
         never reverses a joint by damping alone, first-order accurate like the explicit form.
-        With load-dependent friction M is ∂τ_in/∂q̈ at the step (a linearly implicit step).
+        With load-dependent friction M is ∂τ_in/∂q̈, and the step is solved by Newton's method.
 
         A model with a dynamic law (LuGre, Dahl) is refused: its step needs the bristle state,
         :meth:`state_step`.
