@@ -436,3 +436,22 @@ def test_lagrange_euler_refuses_a_robot_too_large_for_its_memory(tmp_path, capsy
     ours = dp.get_backend("lagrange_euler", mid).inverse_dynamics(q, qd, qdd)
     ref = dp.get_backend("newton_euler", mid).inverse_dynamics(q, qd, qdd)
     assert np.abs(ours - ref).max() <= 1e-10 * max(1.0, np.abs(ref).max())
+
+
+@pytest.mark.parametrize("name,floating,call", [
+    ("newton_euler_friction", False, "forward_dynamics_derivatives"),
+    ("lagrange_euler_friction", False, "forward_dynamics_derivatives"),
+    ("newton_euler_friction", True, "inverse_dynamics_derivatives"),
+    ("newton_euler_friction", True, "inverse_dynamics"),
+    ("lagrange_euler", True, "inverse_dynamics"),
+])
+def test_an_overflow_inside_a_wrapper_names_the_callers_input(name, floating, call):
+    """Every input finite (1e160) and an intermediate overflowing (a q̈ from a forward solve,
+    a floating base's shifted q̈): a NumericalError naming the input given, as every other
+    path says it; it was an InputError about a 'qdd' the caller never gave, or gave finite."""
+    model = dp.load_robot("puma560", floating_base=floating)
+    be = dp.get_backend(name, model)
+    big = np.full(model.nv, 1e160)
+    with pytest.raises(dp.NumericalError, match=rf"{call} of robot 'puma560' overflowed: .* although every input is "
+                                                 r"finite .* the largest input there is (tau|qdd) = 1e\+160"):
+        getattr(be, call)(model.neutral(), big, big)

@@ -59,17 +59,23 @@ def nan_for_overflow(backend, method: str, *arrays):
     """``backend.<method>(*arrays)`` on validated (N, ...) batches, with NaN instead of a
     NumericalError in the states whose result overflows: a backend wrapping ``backend``
     (friction, joints of several degrees of freedom) then reports it in its own terms (its
-    method, the state, the input that caused it: :meth:`Backend._run`).  A method
-    returning a tuple (joint wrenches) gets NaN in each part."""
+    method, the state, the input that caused it: :meth:`Backend._run`).  A state whose
+    arrays are not finite (the wrapper's own intermediate overflowed: a q̈ from a forward
+    solve) is not passed on, whose input check would name an input the caller never gave:
+    it is NaN too.  A method returning a tuple (joint wrenches) gets NaN in each part."""
     function = getattr(backend, method)
-    try:
-        return function(*arrays)
-    except NumericalError:
-        pass
+    finite = np.ones(len(arrays[0]), dtype=bool)
+    for a in arrays:
+        finite &= np.isfinite(a.reshape(len(a), -1)).all(axis=1)
+    if finite.all():
+        try:
+            return function(*arrays)
+        except NumericalError:
+            pass
     rows = []
     for k in range(len(arrays[0])):                  # which states: one at a time (an error path only)
         try:
-            rows.append(function(*(a[k:k + 1] for a in arrays)))
+            rows.append(function(*(a[k:k + 1] for a in arrays)) if finite[k] else None)
         except NumericalError:
             rows.append(None)
     shape = next((r for r in rows if r is not None), None)

@@ -21,7 +21,7 @@ from .. import floating
 from ..compiled import NO_SINGLE_STATE_PATH, FreeFlyerKernels
 from ..errors import BackendError, ModelError
 from ..terms import Terms
-from .base import Backend, chain_joint_wrenches
+from .base import Backend, chain_joint_wrenches, nan_for_overflow, numpy_checked_afterwards
 from .entry_point_path import EntryPointPath
 
 
@@ -153,8 +153,12 @@ class FloatingBaseBackend(EntryPointPath, Backend):
     def _chain_method(self, name: str):
         """The chain backend's ``name`` ("inverse_dynamics", ...) for states validated here: its
         batch kernel itself when the compiled kernels route them (Backend._run checks the
-        result here), else its public, validating method."""
-        return getattr(self.chain, name if self._map is None else f"_batch_{name}")
+        result here), else its public, validating method (NaN where a state overflows:
+        :func:`~dyn_plugin.backends.base.nan_for_overflow`, so that Backend._run names the
+        input here)."""
+        if self._map is None:
+            return functools.partial(nan_for_overflow, self.chain, name)
+        return getattr(self.chain, f"_batch_{name}")
 
     def _kernel_result(self, result, q):
         """The kernels' ``(result, unit)``: the result, or the InputError that names a state
@@ -163,6 +167,11 @@ class FloatingBaseBackend(EntryPointPath, Backend):
         if not unit:
             floating.unit_quaternions(q)
         return out
+
+    def _checked_arithmetic(self):
+        """The offsets and maps are numpy's where the chain is not compiled: its overflow
+        warnings off, since Backend._run checks the result and names the input."""
+        return numpy_checked_afterwards()
 
     def _batch_inverse_dynamics(self, q, qd, qdd):
         if self._kernels is not None:
