@@ -17,16 +17,9 @@ import dask.array as da  # noqa: E402
 import dyn_plugin as dp  # noqa: E402
 import dyn_plugin.cluster as dpc  # noqa: E402
 from dyn_plugin.sampling import random_states  # noqa: E402
+from test_dask import OPS  # noqa: E402  (operation: the random_states fields it takes)
 from test_mimic import MIMIC_URDF  # noqa: E402
 from urdf_factory import random_tree_urdf  # noqa: E402
-
-OPS = {  # operation: the random_states fields it takes
-    "inverse_dynamics": ("q", "qd", "qdd"),
-    "forward_dynamics": ("q", "qd", "tau"),
-    "mass_matrix": ("q",),
-    "gravity_torques": ("q",),
-    "bias_forces": ("q", "qd"),
-}
 
 MODELS = {  # name: model (the bundled robots' floating bases are massless: their M is singular)
     "floating": lambda: dp.load_urdf_string(random_tree_urdf(3, 4, name="flyer"), floating_base=True),

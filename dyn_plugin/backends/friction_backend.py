@@ -289,12 +289,12 @@ class FrictionBackend(Backend):
     def inverse_dynamics(self, q, qd, qdd, f_ext=None):
         if f_ext is not None:                                # external wrenches: the validating path
             return super().inverse_dynamics(q, qd, qdd, f_ext)
-        if self._fused and getattr(q, "ndim", 0) == 1:       # one state, one compiled call
+        if self._fused:                                      # one state, one compiled call
             tau = _empty(self._n)
             try:
-                if self._fused_inverse(self._fused_data, self._table, q, qd, qdd, tau) == law.OK:
+                if self._fused_inverse(self._fused_data, self._table, q, qd, qdd, tau) == 0:     # law.OK
                     return tau
-            except TypeError:                                # not float64 vectors: the validating path
+            except TypeError:                                # not float64 vectors (a batch): the validating path
                 pass
             return super().inverse_dynamics(q, qd, qdd)
         if self._short and getattr(q, "ndim", 0) == 1:      # one state: the rigid body's τ, then friction
@@ -435,12 +435,12 @@ class FrictionBackend(Backend):
     def forward_dynamics(self, q, qd, tau, f_ext=None):
         if f_ext is not None:                                # external wrenches: the validating path
             return super().forward_dynamics(q, qd, tau, f_ext)
-        if self._fused and getattr(q, "ndim", 0) == 1:       # one state, one compiled call
+        if self._fused:                                      # one state, one compiled call
             qdd = _empty(self._n)
             try:
-                if self._fused_forward(self._fused_data, self._table, q, qd, tau, qdd) == law.OK:
+                if self._fused_forward(self._fused_data, self._table, q, qd, tau, qdd) == 0:     # law.OK
                     return qdd
-            except TypeError:                                # not float64 vectors: the validating path
+            except TypeError:                                # not float64 vectors (a batch): the validating path
                 pass
             return super().forward_dynamics(q, qd, tau)
         if self._short and getattr(q, "ndim", 0) == 1:      # one state, sliding or without dry friction
