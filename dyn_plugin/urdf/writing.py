@@ -59,6 +59,7 @@ class JointElement:
     damping: float = 0.0
     friction: float = 0.0
     comment: Optional[str] = None
+    mimic: Optional[object] = None      # a dyn_plugin.mimic.Mimic: <mimic joint= multiplier= offset=>
 
 
 def _comment(text: Optional[str]) -> list:
@@ -112,6 +113,9 @@ def _joint_element_xml(joint: JointElement) -> list:
         out.append(f'    <limit {" ".join(limit)}/>')
     if joint.damping or joint.friction:
         out.append(f'    <dynamics damping="{_fmt(joint.damping)}" friction="{_fmt(joint.friction)}"/>')
+    if joint.mimic is not None:
+        out.append(f'    <mimic joint={_attr(joint.mimic.leader)} multiplier="{_fmt(joint.mimic.multiplier)}" '
+                   f'offset="{_fmt(joint.mimic.offset)}"/>')
     return out + ["  </joint>"]
 
 
@@ -131,7 +135,9 @@ def to_urdf(model: RobotModel, comments: Optional[dict] = None) -> str:
     ``comments`` optionally maps a joint or link name to a comment written above its
     element, and ``"robot"`` to one below ``<robot>`` (used to carry provenance into the
     bundled URDF files).  A model's armature has no URDF element: it is written in that
-    comment, and a model loaded back from the file has none.
+    comment, and a model loaded back from the file has none.  Mimic joints keep their
+    ``<mimic>``; every frame that is not a link's own (a link merged through fixed joints,
+    a payload's) is a massless link on a fixed joint, which the reader merges back.
     """
     comments = dict(comments or {})
     if np.any(model.armature):   # URDF has no element for rotor inertia: recorded, not dropped unseen
@@ -139,6 +145,7 @@ def to_urdf(model: RobotModel, comments: Optional[dict] = None) -> str:
             f"{joint} {value!r}" for joint, value in zip(model.joint_names, model.armature.tolist()) if value)
         comments["robot"] = armature if comments.get("robot") is None else f"{comments['robot']} {armature}"
     elements: list = [_base_element(model)]
+    mimic = {relation.joint: relation for relation in model.mimic}
     for i in range(model.n):
         elements.append(LinkElement(model.link_names[i], model.masses[i], make_transform(np.eye(3), model.coms[i]),
                                     model.inertias[i], comments.get(model.link_names[i])))
@@ -147,8 +154,23 @@ def to_urdf(model: RobotModel, comments: Optional[dict] = None) -> str:
             model.base_link if model.parents[i] < 0 else model.link_names[model.parents[i]], model.link_names[i],
             make_transform(model.joint_rotations[i], model.joint_positions[i]), model.axes[i],
             model.lower[i], model.upper[i], model.effort_limits[i], model.velocity_limits[i],
-            model.damping[i], model.friction[i], comments.get(model.joint_names[i])))
-    return urdf_document(model.name, elements, comments.get("robot"))
+            model.damping[i], model.friction[i], comments.get(model.joint_names[i]), mimic.get(model.joint_names[i])))
+    return urdf_document(model.name, elements + _fixed_frames(model), comments.get("robot"))
+
+
+def _fixed_frames(model: RobotModel) -> list:
+    """A massless link on a fixed joint for each frame that is not a link's own."""
+    own, joints = {model.base_link, *model.link_names}, set(model.joint_names)
+    out = []
+    for frame in model.frames:
+        if frame.name not in own:
+            joint = f"{frame.name}_fixed"
+            while joint in joints:
+                joint += "_"
+            joints.add(joint)
+            out += [LinkElement(frame.name), JointElement(joint, "fixed", frame.link, frame.name,
+                                                         make_transform(frame.rotation, frame.position))]
+    return out
 
 
 def _base_element(model: RobotModel) -> LinkElement:
