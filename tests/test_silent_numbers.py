@@ -411,6 +411,12 @@ def test_every_backend_answers_an_empty_batch_in_the_documented_shapes(name):
     assert be.mass_matrix(empty).shape == (0, 6, 6)
     assert be.forward_dynamics(empty, empty, empty).shape == (0, 6)
     assert be.frame_jacobian(empty, be.model.frame_names[-1]).shape == (0, 6, 6)
+    frame = be.model.frame_names[-1]
+    for wrench in (np.zeros((0, 6)), np.ones(6)):     # (N, 6) with N = 0 was refused "for a batch of 1 states"
+        assert be.inverse_dynamics(empty, empty, empty, f_ext={frame: wrench}).shape == (0, 6)
+        assert be.forward_dynamics(empty, empty, empty, f_ext={frame: wrench}).shape == (0, 6)
+    with pytest.raises(dp.InputError, match="no frame 'nowhere'"):
+        be.inverse_dynamics(empty, empty, empty, f_ext={"nowhere": np.zeros(6)})
     if type(be).can("derivatives"):
         assert [d.shape for d in be.inverse_dynamics_derivatives(empty, empty, empty)] == [(0, 6, 6)] * 2
 

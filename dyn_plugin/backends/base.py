@@ -240,7 +240,7 @@ class Backend:
         ``f_ext``: external wrenches, a mapping frame name (``model.frame_names``) ->
         [fx, fy, fz, mx, my, mz] (N, N·m) applied at the frame origin in world-aligned axes,
         (6,) or (N, 6); τ = τ(q, q̇, q̈) − Σ Jᵀ w (:mod:`dyn_plugin.external`)."""
-        if f_ext is None:
+        if f_ext is None or self._no_states(q, f_ext):
             return self._run(self._batch_inverse_dynamics, q=q, qd=qd, qdd=qdd)
         return self._run(self._loaded("inverse_dynamics", f_ext, np.ndim(q) == 1), q=q, qd=qd, qdd=qdd)
 
@@ -250,7 +250,7 @@ class Backend:
 
         Undefined where M(q) is singular (a joint that moves no mass or inertia): a
         :class:`~dyn_plugin.errors.ModelError` names such joints, for every backend."""
-        if f_ext is None:
+        if f_ext is None or self._no_states(q, f_ext):
             return self._run_forward(self._batch_forward_dynamics, q=q, qd=qd, tau=tau)
         return self._run_forward(self._loaded("forward_dynamics", f_ext, np.ndim(q) == 1), q=q, qd=qd, tau=tau)
 
@@ -266,6 +266,17 @@ class Backend:
                 raise ModelError(f"forward dynamics of robot {self.model.name!r}: the mass matrix cannot be "
                                  f"factorised ({error})") from None
             raise
+
+    def _no_states(self, q, f_ext) -> bool:
+        """Whether ``q`` is a batch of no states, ``f_ext`` validated for it: the answer is
+        then the unloaded one's, (0, nv) (:meth:`_run` probes one state for the shape, which
+        a (0, 6) wrench would not fit)."""
+        if np.ndim(q) != 2 or len(q) != 0:
+            return False
+        from ..external import validate
+
+        validate(self.model, f_ext, 0, False)
+        return True
 
     def _loaded(self, what: str, f_ext, single: bool):
         """``_batch_<what>`` under the external wrenches ``f_ext`` (validated here against the
