@@ -218,6 +218,8 @@ def _parse(argv):
     (["--sizes", "0"], "whole numbers"),
     (["--against", "drake"], "invalid choice"),
     (["--repeat", "0"], "at least 1"),
+    (["--sizes", "1e9"], "from 1 to 1,000,000"),       # was exit 3: 44.7 GiB asked for
+    (["--seed", "-1"], "seeds are whole numbers >= 0"),  # was exit 3: numpy's 'expected non-negative integer'
 ])
 def test_bad_arguments_exit_2(argv, fragment, capsys):
     with pytest.raises(SystemExit) as exc:

@@ -187,6 +187,8 @@ def test_robot_without_moving_joints_is_refused_by_validate_and_noted_by_info(tm
     one_line_error(capsys, "'statue'", "no moving joint", "nothing to compare")
     assert run(["info", path]) == 0
     assert "statue has no moving joint" in capsys.readouterr().out
+    assert run(["info", path, "--floating-base"]) == 0              # its base moves: validate compares it
+    assert "nothing to compare" not in capsys.readouterr().out
 
 
 def test_names_are_printed_verbatim_not_as_markup(tmp_path, capsys):
@@ -373,3 +375,9 @@ def test_a_utf16_urdf_with_a_byte_order_mark_loads_as_its_utf8_text(tmp_path):
     assert np.array_equal(dp.get_backend("newton_euler", a).mass_matrix(q), dp.get_backend("newton_euler", b).mass_matrix(q))
     assert np.allclose(dp.get_backend("pinocchio", b).mass_matrix(q), dp.get_backend("newton_euler", b).mass_matrix(q),
                        rtol=1e-13, atol=1e-13)
+
+
+def test_identify_refuses_a_negative_seed(capsys):
+    """identify --simulate --seed -1: numpy's 'expected non-negative integer', exit 3, before."""
+    assert run(["identify", "scara", "--simulate", "--seed", "-1"]) == 2
+    one_line_error(capsys, "--seed", "at least 0")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from ...errors import InputError
 from ..activity import activity
 from ..machine import keep_freed_memory
 from .operations import DEFAULT_BACKENDS, DEFAULT_SIZES, OPS, QUICK_SIZES, REFERENCE_KINDS
@@ -18,14 +19,28 @@ from .timing import TARGET
 __all__ = ["add_arguments", "exit_code", "run"]
 
 
-def _size(text: str) -> int:
+MAX_SIZE = 1_000_000
+"""The largest batch ``--sizes`` takes (the PUMA-560's M at 10⁶ states: 288 MB)."""
+
+
+def _whole(text: str, what: str, lowest: int, highest=None) -> int:
+    """A whole number (also written 1e5) from ``lowest`` to ``highest`` (None: no limit)."""
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a batch size: {text!r}") from None
-    if not value.is_integer() or value < 1:
-        raise argparse.ArgumentTypeError(f"batch sizes are whole numbers >= 1, got {text!r}")
+        raise argparse.ArgumentTypeError(f"not a {what}: {text!r}") from None
+    if not value.is_integer() or value < lowest or (highest is not None and value > highest):
+        bounds = f"from {lowest:,} to {highest:,}" if highest is not None else f">= {lowest}"
+        raise argparse.ArgumentTypeError(f"{what}s are whole numbers {bounds}, got {text!r}")
     return int(value)
+
+
+def _size(text: str) -> int:
+    return _whole(text, "batch size", 1, MAX_SIZE)
+
+
+def _seed(text: str) -> int:
+    return _whole(text, "seed", 0)
 
 
 def _at_least_one(what: str):
@@ -60,7 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--op", nargs="+", choices=OPS, metavar="OP",
                         help=f"operations: {' '.join(OPS)} (default: all)")
     parser.add_argument("--sizes", nargs="+", type=_size, metavar="N",
-                        help=f"batch sizes (default: {' '.join(map(str, DEFAULT_SIZES))}; 1e5 works)")
+                        help=f"batch sizes (default: {' '.join(map(str, DEFAULT_SIZES))}; 1e5 works; at most 1e6)")
     parser.add_argument("--repeat", type=_repeat,
                         help="repeats per measurement (default: 9 for N <= 100, else 5, within 2 s)")
     parser.add_argument("--workers", nargs="+", type=_workers, metavar="K",
@@ -71,7 +86,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=_repeat, metavar="T",
                         help="a fixed number of threads for pinocchio's parallel functions, whatever --workers "
                              "(default: each --workers number)")
-    parser.add_argument("--seed", type=int, default=0, help="random states' seed (default 0)")
+    parser.add_argument("--seed", type=_seed, default=0, help="random states' seed (default 0)")
     parser.add_argument("--quick", action="store_true", help="a smoke test: sizes 1 100, 3 repeats of >= 5 ms")
     parser.add_argument("--json", metavar="FILE", help="write every figure and the environment as JSON ('-': stdout)")
     parser.add_argument("--plot", metavar="FILE.png",
@@ -107,7 +122,11 @@ def run(args: argparse.Namespace, console=None) -> int:
     kwargs = dict(robots=args.robot, backends=args.backend, ops=args.op, sizes=sizes, against=args.against,
                   repeat=repeat, seed=args.seed, threads=args.threads, target=target, workers=workers, lock=lock)
     with activity("bench") as shown:
-        result = run_bench(**kwargs, progress=_progress(shown))
+        try:
+            result = run_bench(**kwargs, progress=_progress(shown))
+        except MemoryError:
+            raise InputError(f"bench: not enough memory for batches of up to {max(sizes):,} states of these robots; "
+                             "use smaller --sizes") from None
 
     result.environment["allocator"] = allocator
     if args.json:

@@ -435,7 +435,7 @@ def _info(args) -> int:
     if not model.floating_base and model.base_mass > 0:
         console.print(f"[yellow]note:[/] the base link {escape(repr(model.base_link))} ({model.base_mass:.4g} kg) is "
                       "fixed to the world here; for a robot that flies, walks or drives, add --floating-base")
-    if model.n == 0:
+    if model.nv == 0:                 # a floating base alone moves: its six degrees of freedom are compared
         console.print(f"[yellow]note:[/] {escape(model.name)} has no moving joint (only fixed joints): "
                       "dyn-plugin validate has nothing to compare")
     continuous = [name for name, free in zip(model.joint_names, model.continuous) if free]

@@ -235,7 +235,7 @@ def _identify_arguments(ident) -> None:
     ident.add_argument("--noise", type=_number, default=0.01,
                        help="--simulate: torque noise as a fraction of each joint's RMS torque")
     ident.add_argument("--samples", type=_count(20), default=300, help="--simulate: number of samples")
-    ident.add_argument("--seed", type=_whole_number, default=0, help="--simulate: random seed")
+    ident.add_argument("--seed", type=_count(0, None, "seed"), default=0, metavar="S", help="--simulate: random seed")
     ident.add_argument("--cutoff", type=_number, metavar="HZ", help="--log: low-pass cutoff (default: 10x the band "
                        "holding 99 %% of the motion's q̇ power, at least 1 Hz)")
     ident.add_argument("--rate", type=_number, metavar="HZ", help="--log: sample rate after filtering (default: the "
