@@ -482,3 +482,17 @@ def test_pybullet_refuses_bodies_beyond_its_degrees_of_freedom():
     s = states_of(model, 2, seed=0)
     assert rel_err(dp.get_backend("pybullet", model).inverse_dynamics(s.q, s.qd, s.qdd),
                    dp.get_backend("pinocchio", model).inverse_dynamics(s.q, s.qd, s.qdd)) < 1e-9
+
+
+def test_pybullet_reads_a_file_whose_meshes_are_missing(tmp_path):
+    """pybullet refuses a whole file when one mesh is missing ("Cannot load URDF file"), and
+    validate then skipped every pybullet comparison; its dynamics read only the inertials: the
+    geometry-free copy is loaded instead, and agrees with pinocchio."""
+    mesh = '<visual><geometry><mesh filename="package://nowhere/arm.stl"/></geometry></visual>'
+    xml = robot(link("a", extra=mesh), link("b"), joint("j1", "base", "a"), joint("j2", "a", "b", axis="0 1 0"))
+    path = tmp_path / "meshes.urdf"
+    path.write_text(xml)
+    model = dp.load_robot(str(path))
+    q, qd, qdd = np.random.default_rng(0).uniform(-2, 2, (3, 5, model.n))
+    assert rel_err(dp.get_backend("pybullet", model).inverse_dynamics(q, qd, qdd),
+                   dp.get_backend("pinocchio", model).inverse_dynamics(q, qd, qdd)) < 1e-9

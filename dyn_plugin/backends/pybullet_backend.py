@@ -311,12 +311,15 @@ class PybulletBackend(Backend):
         weakref.finalize(self, _close, self.client, tmpdir, pybullet)
         self.urdf_path = self._urdf_file(Path(tmpdir.name))
         try:
-            with c_level_output_silenced():
-                self.body = pybullet.loadURDF(str(self.urdf_path), useFixedBase=not self.model.floating_base,
-                                              flags=pybullet.URDF_USE_INERTIA_FROM_FILE,
-                                              physicsClientId=self.client)
+            self.body = self._load(self.urdf_path)
         except pybullet.error as exc:
-            raise BackendError(f"pybullet cannot load model {self.model.name!r}: {exc}") from None
+            if self.urdf_path == self._geometry_free(Path(tmpdir.name)):
+                raise BackendError(f"pybullet cannot load model {self.model.name!r}: {exc}") from None
+            try:                       # the model's own file names meshes that are not there
+                self.urdf_path = self._geometry_free(Path(tmpdir.name))
+                self.body = self._load(self.urdf_path)
+            except pybullet.error as again:
+                raise BackendError(f"pybullet cannot load model {self.model.name!r}: {again}") from None
         self._refuse_too_many_joints()
         configure_reference_body(pybullet, self.body, self.model.gravity, self.client)
         self.base = self._floating_base() if self.model.floating_base else None
@@ -371,9 +374,21 @@ class PybulletBackend(Backend):
         if source and text == self.model.source_urdf and Path(source).is_file() and \
                 Path(source).read_text(errors="replace") == text:
             return Path(source)
+        return self._geometry_free(tmpdir)
+
+    def _geometry_free(self, tmpdir: Path) -> Path:
+        """The copy of :func:`~dyn_plugin.urdf.urdf_text` without geometry (see :meth:`_urdf_file`),
+        written once: also what a model's own file becomes when its meshes are missing."""
         path = tmpdir / "robot.urdf"
-        path.write_text(_without_geometry(text))
+        if not path.is_file():
+            path.write_text(_without_geometry(urdf_text(self.model)))
         return path
+
+    def _load(self, path: Path) -> int:
+        p = self._p
+        with c_level_output_silenced():
+            return p.loadURDF(str(path), useFixedBase=not self.model.floating_base,
+                              flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=self.client)
 
     def _map_joints(self):
         p, body, cid = self._p, self.body, self.client
