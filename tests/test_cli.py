@@ -381,3 +381,20 @@ def test_identify_refuses_a_negative_seed(capsys):
     """identify --simulate --seed -1: numpy's 'expected non-negative integer', exit 3, before."""
     assert run(["identify", "scara", "--simulate", "--seed", "-1"]) == 2
     one_line_error(capsys, "--seed", "at least 0")
+
+
+def test_files_with_the_same_robot_name_are_reported_apart(tmp_path, capsys):
+    """Two files, both <robot name="r">: their comparisons were merged under one robot (six
+    samples 'of 3 per robot', a failure not traceable to its file).  Each is now named with
+    the end of its path that tells them apart."""
+    from test_mimic import MIMIC_URDF
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first, second = urdf(tmp_path / "a", MIMIC_URDF, "arm.urdf"), urdf(tmp_path / "b", MIMIC_URDF, "arm.urdf")
+    assert run(["validate", "--robot", first, second, *FAST, "--against", "pinocchio", "--quantity", "tau",
+                "--json", "-"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    robots = sorted({r["robot"] for r in report["results"]})
+    assert robots == ["mimicry (a/arm.urdf)", "mimicry (b/arm.urdf)"], robots
+    assert all(r["samples"] == 2 for r in report["results"])

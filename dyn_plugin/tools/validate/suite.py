@@ -6,6 +6,7 @@ given by path (:func:`load_suite`), and checked before any work (:meth:`Suite.ch
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 from pathlib import Path
@@ -98,8 +99,11 @@ class Suite:
     name: str = "custom"
 
     def model(self, robot: str):
-        """The model of ``robot`` as this suite validates it (:func:`model_to_validate`)."""
-        return model_to_validate(robot, floating_base=self.floating_base, mimic=self.mimic, lock=self.lock)
+        """The model of ``robot`` as this suite validates it (:func:`model_to_validate`), named
+        by :func:`distinct_names` where another of the suite's files has its robot name."""
+        model = model_to_validate(robot, floating_base=self.floating_base, mimic=self.mimic, lock=self.lock)
+        label = distinct_names(tuple(self.robots)).get(robot)
+        return model if label is None else dataclasses.replace(model, name=label)
 
     def check(self) -> None:
         """Raise :class:`DynPluginError` naming the first setting that cannot be run, as
@@ -239,6 +243,47 @@ def _suite_file(name_or_path) -> Path:
         raise DynPluginError(f"suite file {str(path)!r} does not exist")
     raise DynPluginError(f"unknown suite {str(name_or_path)!r}; available: {', '.join(list_suites())} "
                          "(or a TOML file)")
+
+
+@functools.lru_cache(maxsize=8)
+def distinct_names(robots: tuple) -> dict:
+    """``{entry: "name (file)"}`` for the URDF files among ``robots`` whose ``<robot name>``
+    another entry shares: the comparisons are kept per robot name, and the zoo's eight
+    minitaur variants, all named "quadruped", were one robot in the report."""
+    entries = {}
+    for robot in robots:
+        entries.setdefault(_robot_name(robot), []).append(robot)
+    out = {}
+    for name, files in entries.items():
+        if name is not None and len(files) > 1:
+            out.update({entry: f"{name} ({suffix})" for entry, suffix in zip(files, _distinct_suffixes(files))})
+    return out
+
+
+def _robot_name(robot: str) -> Optional[str]:
+    """The robot name a suite entry loads as: a bundled robot's own, a file's ``<robot name>``
+    (None for a file that cannot be read: loading it says why)."""
+    if not Path(robot).is_file():
+        return robot
+    from lxml import etree
+
+    try:
+        with open(robot, "rb") as handle:
+            for _, element in etree.iterparse(handle, events=("start",)):
+                return element.get("name")
+    except (etree.XMLSyntaxError, OSError, ValueError):
+        return None
+    return None
+
+
+def _distinct_suffixes(paths: list) -> list:
+    """The shortest ends of ``paths`` (their last k parts) that tell them apart."""
+    parts = [Path(path).parts for path in paths]
+    for k in range(1, max(map(len, parts)) + 1):
+        suffixes = ["/".join(p[-k:]) for p in parts]
+        if len(set(suffixes)) == len(suffixes):
+            return suffixes
+    return [str(path) for path in paths]
 
 
 def model_to_validate(robot: str, floating_base: bool = False, mimic: bool = False, lock=None):
