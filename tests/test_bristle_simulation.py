@@ -241,3 +241,4 @@ def test_validate_checks_a_dynamic_law_against_physical_oracles(tmp_path):
     assert all(c.passed for c in checks.values()), [(c.quantity, c.max_rel) for c in checks.values()]
     assert checks["newton_euler_friction", "bristles_steady"].max_rel <= 1e-12
     assert "## Against physics" in markdown_report(report)
+    assert "bristles_order at ≤ 0.1" in markdown_report(report)     # its own tolerance, stated (was: 1e-09 only)

@@ -47,7 +47,7 @@ def markdown_report(report: Report) -> str:
         "",
         f"Error measure: max over samples and entries of |ours − ref| / max(1, |ref|). "
         f"Pass at ≤ {suite.rtol:g} (trajectories: ≤ {suite.trajectory_tol:g}, dt = {suite.dt:g} s, "
-        f"{suite.duration:g} s)" + ("; against pybullet, where it disagrees with pinocchio by more (the floor), "
+        f"{suite.duration:g} s){report.own_tolerances().replace('<=', '≤')}" + ("; against pybullet, where it disagrees with pinocchio by more (the floor), "
                                     "at ≤ tolerance + floor and within the tolerance of pinocchio's prediction"
                                     if report.disagreements() else "")
         + ("; the derivatives' entries are divided by max(1, the largest entry of the state's matrix) first"

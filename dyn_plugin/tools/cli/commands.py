@@ -219,7 +219,7 @@ def _print_report(console, report) -> None:
     trajectories = f", trajectories at <= {suite.trajectory_tol:g}" if any(
         c.quantity in validate.STEPPING for c in report.comparisons) else ""
     console.print(Text(f"max |ours - ref| / max(1, |ref|) over {suite.samples} random states per robot "
-                       f"(seed {suite.seed}); pass at <= {suite.rtol:g}{trajectories}"))
+                       f"(seed {suite.seed}); pass at <= {suite.rtol:g}{trajectories}{report.own_tolerances()}"))
     for group, title in ((validate.QUANTITIES, ""), (validate.DERIVATIVES, "derivatives: error / largest entry"),
                          (validate.STEPPING, f"pybullet stepping, dt = {suite.dt:g} s")):
         rows = [c for c in report.comparisons if c.quantity in group]

@@ -139,6 +139,14 @@ class Report:
     def failures(self) -> list:
         return [c for c in self.comparisons if not c.passed]
 
+    def own_tolerances(self) -> str:
+        """The tolerances of quantities judged by neither the suite's rtol nor its trajectory
+        tolerance (the bristles' observed order: within 0.1 of 1), as "; quantity at <= tol"
+        for the headers that state the tolerance; "" without them."""
+        usual = {self.suite.rtol, self.suite.trajectory_tol}
+        own = {c.quantity: c.rtol for c in self.comparisons if c.rtol not in usual}
+        return "".join(f"; {quantity} at <= {tol:g}" for quantity, tol in own.items())
+
     def disagreements(self) -> list:
         """``(robot, quantity, floor, friction)`` where the references disagree beyond the
         tolerance, in report order; ``friction``: the floor of the friction backends'
