@@ -323,3 +323,12 @@ def test_a_joint_axis_that_is_not_a_unit_vector_is_refused(error):
         dataclasses.replace(model, axes=axes)
     axes[2] = model.axes[2] * (1 + 1e-13)                 # rounding: accepted
     assert dataclasses.replace(model, axes=axes).n == model.n
+
+
+def test_a_xacro_file_is_told_to_be_expanded_first():
+    """A .xacro file's ${...} values: the error said only 'must be a number'."""
+    text = ('<robot name="x" xmlns:xacro="http://www.ros.org/wiki/xacro"><xacro:property name="m" value="2"/>'
+            '<link name="base"><inertial><mass value="${m}"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" '
+            'iyz="0"/></inertial></link></robot>')
+    with pytest.raises(dp.URDFError, match=r"<mass value='\$\{m\}'> must be a number \(xacro's .*expand the file first"):
+        dp.load_urdf_string(text)

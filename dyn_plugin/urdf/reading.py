@@ -143,7 +143,8 @@ def _numbers(element, attribute: str, count: int, default, where: str, unbounded
         values = None
     plural = "a number" if count == 1 else f"{count} numbers"
     if values is None or values.shape != (count,):
-        raise URDFError(f"{where}: <{element.tag} {attribute}={raw!r}> must be {plural}")
+        xacro = " (xacro's ${...}: expand the file first, `xacro robot.urdf.xacro > robot.urdf`)" if "${" in raw else ""
+        raise URDFError(f"{where}: <{element.tag} {attribute}={raw!r}> must be {plural}{xacro}")
     spelled_infinite = np.array([v.lstrip("+-").lower() in ("inf", "infinity") for v in raw.split()])
     if not np.all(np.isfinite(values) | ((values == unbounded * np.inf) & spelled_infinite)):
         allowed = {1.0: " or inf (no limit)", -1.0: " or -inf (no limit)"}.get(unbounded, "")
