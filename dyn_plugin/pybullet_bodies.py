@@ -14,7 +14,8 @@ import numpy as np
 
 from . import joints
 from .backends.registry import get_backend
-from .backends.pybullet_backend import PybulletBase, import_pybullet
+from .backends.pybullet_backend import import_pybullet
+from .backends.pybullet_base import PybulletBase
 from .errors import InputError, URDFError
 from .urdf import JointElement, LinkElement, load_urdf_string, urdf_document
 
@@ -35,7 +36,7 @@ class BodyDynamics:
     model joint index); ``inertial_frames`` (links + 1, 4, 4): each link's pybullet frame
     (its centre of mass, ``getDynamicsInfo[3:5]``) in its link frame of ``model``, the base
     first (index = pybullet link index + 1); ``base``: for a floating body
-    (``model.floating_base``) the :class:`~dyn_plugin.backends.pybullet_backend.PybulletBase`
+    (``model.floating_base``) the :class:`~dyn_plugin.backends.pybullet_base.PybulletBase`
     of pybullet's coordinates, else None.
     """
 
