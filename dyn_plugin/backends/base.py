@@ -64,14 +64,13 @@ def nan_for_overflow(backend, method: str, *arrays):
     solve) is not passed on, whose input check would name an input the caller never gave:
     it is NaN too.  A method returning a tuple (joint wrenches) gets NaN in each part."""
     function = getattr(backend, method)
+    try:
+        return function(*arrays)
+    except (NumericalError, InputError):       # an InputError that a finite state repeats is the caller's
+        pass
     finite = np.ones(len(arrays[0]), dtype=bool)
     for a in arrays:
         finite &= np.isfinite(a.reshape(len(a), -1)).all(axis=1)
-    if finite.all():
-        try:
-            return function(*arrays)
-        except NumericalError:
-            pass
     rows = []
     for k in range(len(arrays[0])):                  # which states: one at a time (an error path only)
         try:
