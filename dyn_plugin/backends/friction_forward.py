@@ -112,8 +112,7 @@ def _step_acceleration(backend, q, qd, rhs, damping, qdd=None):
         if np.all(np.abs(residual).max(axis=1) <= 1e-12 * scale):
             return qdd, J
         qdd = qdd - np.linalg.solve(J, residual[..., None])[..., 0]
-        _, J = solve_smooth(backend, q, qd, _smooth_input(backend, q, qd, qdd, d))    # ∂τ_in/∂q̈ there
-        J = J + np.diag(damping)
+        J = _input_jacobian(backend, q, qd, qdd, d) + np.diag(damping)
     raise DynPluginError("an implicit viscous step with load-dependent friction did not converge in 50 Newton "
                          f"steps (largest residual {np.abs(residual).max():.3g} N·m)")
 
@@ -162,12 +161,17 @@ def solve_smooth(backend, q, qd, rhs, need_jacobian: bool = True, load=None):
     qdd = backend._rigid_forward_dynamics(q, qd, target if load is None else target + load.generalized)
     if backend.friction.bearing is not None:
         qdd = _with_bearings(backend, q, qd, qdd, d, target, load)
-    if not need_jacobian:
-        return qdd, None
+    return qdd, (_input_jacobian(backend, q, qd, qdd, d, load) if need_jacobian else None)
+
+
+def _input_jacobian(backend, q, qd, qdd, d, load=None):
+    """∂τ_in/∂q̈ (N, n, n) at q̈ (load-dependent friction) = diag(∂τ_in/∂τ_out) ∂τ_out/∂q̈: the
+    transmission's slope on one side of its kink, and M + diag a, or with bearings forward
+    differences of τ_out."""
     tau_out = _output_torque(backend, q, qd, qdd, d, load)
     inertia = backend._batch_mass_matrix(q) if backend.friction.bearing is None else \
         _jacobian(functools.partial(_output_torque, backend), q, qd, qdd, d, tau_out, load)
-    return qdd, backend._transmission_slope(tau_out, d)[..., None] * inertia      # J = diag(∂τ_in/∂τ_out) ∂τ_out/∂q̈
+    return backend._transmission_slope(tau_out, d)[..., None] * inertia
 
 
 def _output_torque(backend, q, qd, qdd, d, load=None):
