@@ -243,16 +243,3 @@ def test_validate_checks_a_dynamic_law_against_physical_oracles(tmp_path):
     assert "## Against physics" in markdown_report(report)
     assert "bristles_order at ≤ 0.1" in markdown_report(report)     # its own tolerance, stated (was: 1e-09 only)
 
-
-def test_the_observed_order_of_the_validate_swing_that_missed_is_one():
-    """The PUMA-560's swing from validate's first state at 10 samples (seed 0): the pairs of
-    steps h/4, h/8, h/16 gave 1.134 (a miss of bristles_order's 0.1: validate exited 1); the
-    slope over h/32 to h/128 from a start where no joint reverses, if one exists, is 1."""
-    from dyn_plugin.tools.validate import Task, bristles, chunk_states
-
-    puma = dp.load_robot("puma560")
-    first = chunk_states(puma, 0, Task("puma560", 0, 0, 10))
-    law = bristles.validation_lugre(puma, 0, 1e-3, first.q[0])
-    backend = dp.get_backend("newton_euler_friction", puma, friction=FrictionModel.create(puma, dynamic=law))
-    (order,) = bristles._orders(backend, first.q[0], first.qd[0], 1e-3)
-    assert abs(order - 1.0) <= 0.02
