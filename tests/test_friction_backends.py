@@ -844,6 +844,40 @@ def test_one_state_in_one_compiled_call_equals_the_wrapper_over_pinocchio():
         fused.inverse_dynamics(q, qd[:3], qdd)
 
 
+@pytest.mark.parametrize("smoothing", [0.0, 0.05])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_batch_in_one_loop_is_the_rigid_body_plus_the_law(puma, smoothing, workers):
+    """newton_euler declares block_kernels: a batch's τ is the rigid body's and the law's in
+    one loop (law.fused_batch), serial and parallel (from loops.PARALLEL_FROM states, a
+    last chunk cut short).  Against pinocchio's rnea plus the law written out here:
+    a q̈ + b_v q̇ + d(q̇) (L(q̇) + τ_B), L = b_d + (b_s − b_d) e^(−|q̇|/ε) of the motion's
+    direction (Schilling eq. 6-3-3), asymmetric levels, a static peak, joints at rest."""
+    velocity = dataclasses.replace(corke_velocity(), smoothing=smoothing)
+    breakaway = np.array([6.3, 5.5, 2.6, 0.0, 0.0, 0.0])
+    armature = np.array([0.784, 2.325, 0.577, 0.191, 0.171, 0.194])
+    friction = FrictionModel(velocity, transmission=TransmissionFriction.create(6, None, 1.0, breakaway=breakaway),
+                             armature_form="diagonal", armature=armature)
+    be = dp.get_backend("newton_euler_friction", puma, friction=friction, rigid="newton_euler")
+    assert be._fused_batch is not None
+    pin_model = pin.buildModelFromXML(puma.source_urdf)
+    data = pin_model.createData()
+    from dyn_plugin.loops import PARALLEL_FROM
+    for N in (37, PARALLEL_FROM + 77):
+        s = random_states(puma, N, seed=31)
+        qd = s.qd.copy()
+        qd[::5, 2] = 0.0
+        with dp.using_workers(workers):
+            tau = be.inverse_dynamics(s.q, qd, s.qdd)
+        rigid = np.array([pin.rnea(pin_model, data, *x) for x in zip(s.q, qd, s.qdd)])
+        forward = qd > 0
+        coulomb = np.where(forward, velocity.coulomb_positive, velocity.coulomb_negative)
+        static = np.where(forward, velocity.static_positive, velocity.static_negative)
+        level = coulomb + (static - coulomb) * np.exp(-np.abs(qd) / velocity.stribeck_velocity)
+        d = np.tanh(qd / smoothing) if smoothing else np.sign(qd)
+        expected = rigid + armature * s.qdd + velocity.viscous * qd + d * (level + breakaway)
+        assert rel_err(tau, expected) <= 1e-12, N
+
+
 def test_a_free_swing_through_the_efficiency_kink_is_solved(puma):
     """τ = 0 with Dhanaraj's bearings and efficiency curves (profile "dhanaraj"), no viscous
     friction: the output torque of joints 1-3 sits at the efficiency kink (τ_out = 0, slopes

@@ -101,8 +101,8 @@ KINDS = ("ours", "generated", "reference")
 ``generated`` (code generated per robot, validated likewise), ``reference`` (pinocchio,
 pybullet: what the others are validated against)."""
 
-CAPABILITIES = ("friction", "stepping", "joint_wrenches", "christoffel", "single_state_kernels", "floating_base",
-                "mimic", "multi_dof", "derivatives")
+CAPABILITIES = ("friction", "stepping", "joint_wrenches", "christoffel", "single_state_kernels", "block_kernels",
+                "floating_base", "mimic", "multi_dof", "derivatives")
 """What a backend can do beyond the :class:`Backend` interface:
 
 friction        its τ and q̈ include joint friction (``.friction``, ``inverse_dynamics_breakdown``)
@@ -113,6 +113,10 @@ single_state_kernels  ``single_state_kernels()``: its compiled one-state inverse
                 dynamics as ``((inverse, forward), data)``, numba dispatchers called as
                 ``kernel(data, q, qd, x, out) -> status`` (0 = done), or None when this
                 instance has none; the friction wrapper composes them with its law
+block_kernels   ``block_kernels()``: its compiled inverse dynamics of part of a batch as
+                ``(inverse, data)``, a numba dispatcher called as ``inverse(data, Q, QD, QDD,
+                TAU, start, stop)`` (τ of rows start..stop−1), or None when this instance has
+                none; the friction wrapper runs its law on each part in the same loop
 floating_base   it takes a floating-base model itself (q of nq, v of nv entries); every
                 other backend gets one through :mod:`.floating_base`, which runs it on
                 the robot's free-flyer chain (:func:`dyn_plugin.get_backend` does this)

@@ -59,7 +59,8 @@ One state without load-dependent friction takes a short path: one compiled call 
 composes the rigid backend's one-state kernel with the velocity-friction law
 (:func:`dyn_plugin.friction.law.fused`) when the rigid backend declares
 ``single_state_kernels`` (``newton_euler``: as fast as the rigid backend alone), else the
-rigid backend's own one-state call followed by the compiled law.
+rigid backend's own one-state call followed by the compiled law; a batch's inverse
+dynamics likewise runs in one loop when it declares ``block_kernels``.
 
 A dynamic friction law (LuGre, Dahl: ``FrictionModel.dynamic``) has a state, the bristle
 deflection z (:mod:`dyn_plugin.friction.bristles`).  :meth:`FrictionBackend.state_step`
@@ -214,6 +215,9 @@ class FrictionBackend(Backend):
             self._fused_inverse = _entry_of(law.fused("inverse_dynamics", found[0][0]))
             self._fused_forward = _entry_of(law.fused("forward_dynamics", found[0][1]))
             self._fused_data, self._n = found[1], n
+        # a batch's inverse dynamics in one loop: the law on each part as the rigid kernel ends it
+        block = self.rigid.block_kernels() if self._short and type(self.rigid).can("block_kernels") else None
+        self._fused_batch = None if block is None else functools.partial(law.fused_batch(block[0]), block[1])
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}({self.model.name!r}, n={self.model.n}, friction={self.friction.name!r}, "
@@ -307,6 +311,11 @@ class FrictionBackend(Backend):
         return super().inverse_dynamics(q, qd, qdd)
 
     def _batch_inverse_dynamics(self, q, qd, qdd):
+        if self._fused_batch is not None:                    # the rigid body and the law in one loop
+            q, qd, qdd = contiguous(q, qd, qdd)
+            tau = _empty(q.shape)
+            self._fused_batch(self._table, q, qd, qdd, tau)
+            return tau
         if self._short:                                      # friction added in place: τ is a new array
             tau = nan_for_overflow(self.rigid, "inverse_dynamics", q, qd, qdd)
             law.compiled().added(self._table, *contiguous(qd, qdd, tau), tau)

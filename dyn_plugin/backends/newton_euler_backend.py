@@ -12,6 +12,7 @@ from ..algorithms import articulated_body as aba
 from ..algorithms import composite_rigid_body as crba
 from ..algorithms import newton_euler as ne
 from ..compiled import NO_SINGLE_STATE_PATH, CompiledDynamics, FreeFlyerKernels, entry_points
+from ..compiled.newton_euler import inverse_dynamics_block
 from ..terms import Terms
 from .base import Backend, batch_args, check_finite, numpy_checked_afterwards, rotor_armature
 from .entry_point_path import EntryPointPath
@@ -37,7 +38,7 @@ class NewtonEulerBackend(EntryPointPath, Backend):
 
     name = "newton_euler"
     description = "recursive Newton-Euler in link frames (Luh-Walker-Paul; Fu Table 3.3) + articulated-body forward dynamics, trees; numba-compiled"
-    capabilities = frozenset({"joint_wrenches", "single_state_kernels", "derivatives"})
+    capabilities = frozenset({"joint_wrenches", "single_state_kernels", "block_kernels", "derivatives"})
 
     def __init__(self, model, gravity=None, compiled: bool = True, armature=None):
         super().__init__(model, gravity)
@@ -94,6 +95,15 @@ class NewtonEulerBackend(EntryPointPath, Backend):
         if not self.compiled:
             return None
         return (entry_points.single("inverse_dynamics"), entry_points.single("forward_dynamics")), self._fast.packed
+
+    def block_kernels(self):
+        """``(inverse, P)``: the compiled kernel ``inverse(P, Q, QD, QDD, TAU, start, stop)``
+        that writes τ of the states start..stop−1 of a batch (one task of a batch loop:
+        :func:`dyn_plugin.compiled.newton_euler.inverse_dynamics_block`) and the packed model
+        it reads, or None with ``compiled=False``."""
+        if not self.compiled:
+            return None
+        return inverse_dynamics_block, self._fast.packed
 
     def free_flyer_kernels(self, gravity):
         """The compiled kernels of a floating robot whose free-flyer chain

@@ -315,3 +315,12 @@ def _inverse_dynamics_batch(P, Q, QD, QDD, terms, TAU):
 
 
 inverse_dynamics_batch = _serial_and_parallel(_inverse_dynamics_batch)   # (serial, parallel)
+
+
+@_jit
+def inverse_dynamics_block(P, Q, QD, QDD, TAU, start, stop):
+    """τ (every term, armature included) of the states start..stop−1 of Q, QD, QDD (N, n)
+    into TAU, across lanes: one task of a batch loop that does more to the same states
+    while they are in cache (the friction law: :func:`dyn_plugin.friction.law.fused_batch`)."""
+    X = np.empty(P.shape[0] * NE_QUANTITIES * LANES)
+    inverse_dynamics_lanes(P, Q, QD, QDD, TERM_ALL, TAU, start, stop, X)
