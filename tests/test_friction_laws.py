@@ -17,6 +17,7 @@ import pytest
 import dyn_plugin as dp
 from dyn_plugin.errors import InputError
 from dyn_plugin.friction import laws
+from dyn_plugin.friction.fitting import undetermined_note
 
 DATA = "tests/data/franka_joint2_{}_every10.npz"
 RUNS = ("slow", "middle", "high")
@@ -149,6 +150,7 @@ def test_fit_recovers_noise_free_parameters(law, speed, torque_scale):
         assert fit.params[name] == pytest.approx(value, rel=1e-6), name
     assert fit.rms <= 1e-9 * np.sqrt(np.mean(tau ** 2))
     np.testing.assert_allclose(fit.predict(qd, t=t), tau, rtol=0, atol=1e-8 * np.abs(tau).max())
+    assert fit.undetermined == ()                # every parameter of the truth shapes the data
 
 
 @pytest.mark.parametrize("law", ["schilling", "stribeck"])
@@ -164,6 +166,34 @@ def test_a_wide_stribeck_hump_is_recovered(law, hump):
     fit = dp.fit_friction(qd, tau, law=law, t=t)
     for name, value in true.items():
         assert fit.params[name] == pytest.approx(value, rel=1e-6), name
+
+
+@pytest.mark.parametrize("law, hump", [("schilling", None), ("stribeck", None), ("stribeck", 1e-9)])
+def test_a_parameter_the_data_do_not_see_is_reported_undetermined(law, hump):
+    """Data with no static hump (F_S = F_C: v_S multiplies F_S − F_C = 0), or one of width
+    1e-9 rad/s that no sample's speed comes near (e^(−(q̇/v_S)²) underflows to 0): v_S is
+    arbitrary, and so is F_S where the fit found a hump that no sample sees; they are
+    reported.  Moving one of them by the step the definition takes (v_S by a factor e, F_S
+    by the RMS torque T) moves the prediction by less than 1e-6 T; moving any other tenfold
+    moves it by 1e-3 N·m or more."""
+    t, qd = excitation(0.5)
+    static = 0.3 if hump is None else 0.9
+    true = dict(coulomb=0.3, static=static, stribeck_velocity=hump or 0.1, viscous=0.5)
+    tau = laws.evaluate(laws.LAWS[law], true, qd, t)
+    fit = dp.fit_friction(qd, tau, law=law, t=t)
+    assert fit.rms <= 1e-9 * np.sqrt(np.mean(tau ** 2))
+    assert "stribeck_velocity" in fit.undetermined and set(fit.undetermined) <= {"static", "stribeck_velocity"}
+    assert fit.to_dict()["undetermined"] == list(fit.undetermined)
+    assert f"stribeck_velocity = {fit.params['stribeck_velocity']:.3g} rad/s" in undetermined_note(fit.to_dict())
+    assert ("static" in fit.undetermined) == (fit.params["static"] > fit.params["coulomb"])    # an unseen hump
+    prediction, scale = fit.predict(qd), np.sqrt(np.mean(tau ** 2))
+    for name, value in fit.params.items():
+        if name in fit.undetermined:
+            moved = value * np.e if name == "stribeck_velocity" else value + scale
+        else:
+            moved = 0.1 * value if name == "coulomb" else 10 * value
+        change = np.sqrt(np.mean((torque(law, qd, **dict(fit.params, **{name: moved})) - prediction) ** 2))
+        assert (change <= 1e-6 * scale) if name in fit.undetermined else (change >= 1e-3), (name, change)
 
 
 def test_lugre_on_noisy_data_reaches_the_fit_started_at_the_truth():

@@ -79,7 +79,7 @@ def test_panda_law_is_fitted_on_the_rigid_residual(panda, studies, independent):
         coulomb, viscous, offset = np.linalg.lstsq(columns, fit.tau[:, j] - rigid(fit)[:, j], rcond=None)[0]
         if coulomb >= 0 and viscous >= 0:
             checked += 1
-            fitted = law["params"][j]
+            fitted = law["fits"][j]["params"]
             assert [fitted["coulomb"], fitted["viscous"], fitted["offset"]] == pytest.approx(
                 [coulomb, viscous, offset], rel=1e-6, abs=1e-9)
             predicted[:, j] += coulomb * np.sign(held.qd[:, j]) + viscous * held.qd[:, j] + offset

@@ -61,12 +61,15 @@ class FrictionFit:
     params : {name: value}, SI units (:mod:`.laws` lists the names and units)
     rms : RMS of predict − τ on the fitted data, N·m
     samples : how many samples it was fitted on
+    undetermined : the parameters the data do not determine (:func:`undetermined`): their
+        values are arbitrary, e.g. a Stribeck hump narrower than any sample's speed
     """
 
     law: str
     params: dict
     rms: float
     samples: int
+    undetermined: tuple = ()
 
     def predict(self, qd, t=None, q=None) -> np.ndarray:
         """The law's friction τ (N,) N·m at the velocities ``qd`` (N,) rad/s; a dynamic law
@@ -78,11 +81,12 @@ class FrictionFit:
         return _finite_torque(law, self.params, qd, t)
 
     def to_dict(self) -> dict:
-        """The fit as plain JSON values: law, citation, params, units, rms (N·m), samples."""
+        """The fit as plain JSON values: law, citation, params, units, rms (N·m), samples,
+        undetermined (a list of parameter names)."""
         law = LAWS[self.law]
         units = {p.name: p.unit for p in law.parameters + (OFFSET,) if p.name in self.params}
         return {"law": self.law, "citation": law.citation, "params": dict(self.params), "units": units,
-                "rms": self.rms, "samples": self.samples}
+                "rms": self.rms, "samples": self.samples, "undetermined": list(self.undetermined)}
 
 
 def fit_friction(qd, tau, law: str = "coulomb_viscous", t=None, q=None, offset: bool = False) -> FrictionFit:
@@ -110,9 +114,49 @@ def fit_friction(qd, tau, law: str = "coulomb_viscous", t=None, q=None, offset: 
         raise InputError(f"{law} has {len(parameters)} parameters: fitting it needs at least "
                          f"{2 * len(parameters) + 1} samples, got {qd.shape[0]}")
     problem = _Problem(spec, parameters, qd, tau, t)
-    params = problem.best([problem.to_x(seed) for seed in _seeds(problem)])
+    x = problem.best_x([problem.to_x(seed) for seed in _seeds(problem)])
+    params = problem.params(x)
     rms = root_mean_square(_finite_torque(spec, params, qd, t) - tau)
-    return FrictionFit(law, params, rms, int(qd.shape[0]))
+    return FrictionFit(law, params, rms, int(qd.shape[0]), undetermined(problem, x))
+
+
+def undetermined_note(fit: dict) -> str:
+    """The undetermined parameters of ``fit`` (a :meth:`FrictionFit.to_dict`) with their values
+    in a sentence, or "" when there are none."""
+    names = fit["undetermined"]
+    if not names:
+        return ""
+    values = ", ".join(f"{name} = {fit['params'][name]:.3g} {fit['units'][name]}" for name in names)
+    return (f"{values} {'is' if len(names) == 1 else 'are'} not determined by the data (any other value fits as "
+            "well: FrictionFit.undetermined)")
+
+
+UNSEEN = 1e-6
+"""A parameter is undetermined when a unit step of its scaled coordinate moves the predicted
+torque by less than UNSEEN times the data's RMS torque (:func:`undetermined`)."""
+
+
+def undetermined(problem: "_Problem", x: np.ndarray) -> tuple:
+    """The names of the parameters that the data do not determine at the fit x: a step of one
+    unit of the fit's scaled coordinate (a level by the RMS torque T, a viscous coefficient by
+    T/V, a positive parameter by a factor e; see the module's docstring), up and, within its
+    bound, down, moves the predicted torque by less than UNSEEN T (RMS over the samples).
+    Such a value is arbitrary: the fit would be as good with any other.  Seen on the Franka
+    joint's high-speed run: LuGre fitted with F_S = 310 N·m and v_S = 3e-13 rad/s, a static
+    hump that no sample's speed comes near."""
+    lower, upper = problem.bounds()
+    at_fit = problem.residual(x)          # (τ_model − τ)/T: a difference of two is the predictions' over T
+    names = []
+    for i, parameter in enumerate(problem.parameters):
+        moved = []
+        for step in (1.0, -1.0):
+            y = x.copy()
+            y[i] = np.clip(x[i] + step, lower[i], upper[i])
+            if y[i] != x[i]:
+                moved.append(root_mean_square(problem.residual(y) - at_fit))
+        if moved and max(moved) < UNSEEN:
+            names.append(parameter.name)
+    return tuple(names)
 
 
 def _require_two_speeds(spec, qd: np.ndarray) -> None:
@@ -196,6 +240,10 @@ class _Problem:
 
     def best(self, starts: list) -> dict:
         """The parameters of the best least-squares fit over the starting points ``starts``."""
+        return self.params(self.best_x(starts))
+
+    def best_x(self, starts: list) -> np.ndarray:
+        """x of the best least-squares fit over the starting points ``starts``."""
         lower, upper = self.bounds()
         best_x, best_cost = None, np.inf
         for x0 in starts:
@@ -205,7 +253,7 @@ class _Problem:
             cost = self.cost(result.x)
             if cost < best_cost:
                 best_x, best_cost = result.x, cost
-        return self.params(best_x)
+        return best_x
 
     def sub(self, name: str) -> "_Problem":
         """The same data and offset setting for another law (a seed of this one)."""

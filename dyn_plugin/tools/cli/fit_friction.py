@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import InputError
-from ...friction.fitting import fit_friction
+from ...friction.fitting import fit_friction, undetermined_note
 from ...friction.laws import FRICTION_LAWS, LAWS
 from ...identification.logfile import _csv_rows, _numbers, csv_header, read_arrays
 from ..output import console, one_line, write_or_print
@@ -193,6 +193,9 @@ def _print_table(result: dict, paths: list) -> None:
     for name, scores in result["published"].items():
         table.add_row(f"published {name}", *(cell(scores.get(path, "")) for path in paths))
     console().print(table)
+    for law, entry in result["laws"].items():
+        if entry["fit"]["undetermined"]:
+            console().print(f"{law}: {undetermined_note(entry['fit'])}", markup=False)
 
 
 def _plot(path, files: dict, fits: dict) -> None:

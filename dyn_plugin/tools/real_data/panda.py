@@ -64,7 +64,7 @@ def panda_study(path, model=None, *, sets=tuple(FRICTION_SETS), methods=METHODS,
     ``joints``, ``fit_samples``, ``holdout_samples``, ``published``, ``models`` (one entry
     per set and method: ``friction``, ``method``, ``holdout_rms`` (7,) N·m,
     ``holdout_rms_total``, ``consistent``, ``seconds``, ``loads_from``), ``laws`` (per law
-    and method: the same scores and each joint's fitted parameters) and ``load_coefficients``
+    and method: the same scores and ``fits``, each joint's FrictionFit.to_dict()) and ``load_coefficients``
     (per method: each load coefficient's value, standard error and t ratio).
     ``progress(label)`` is called after each fit.
     """
@@ -118,12 +118,12 @@ def _law_fit(model, result, law: str, fit, held) -> tuple:
         return result.base.regressor(joint_torque_regressor(model, part.q, part.qd, part.qdd)) @ result.inertial
 
     rigid_fit, predicted = rigid(fit), rigid(held)
-    params = []
+    fits = []
     for j in range(model.n):
         friction = fit_friction(fit.qd[:, j], fit.tau[:, j] - rigid_fit[:, j], law=law, t=fit.t, offset=True)
         predicted[:, j] += friction.predict(held.qd[:, j], t=held.t)
-        params.append(friction.params)
-    return {"law": law, **_scored(torque_rms(held.tau, predicted)), "params": params}, predicted
+        fits.append(friction.to_dict())
+    return {"law": law, **_scored(torque_rms(held.tau, predicted)), "fits": fits}, predicted
 
 
 def _load_coefficients(result) -> list:

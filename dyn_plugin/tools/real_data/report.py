@@ -10,6 +10,7 @@ import numpy as np
 
 from . import plots
 from .panda import FRICTION_SETS, LAW_BASE
+from ...friction.fitting import undetermined_note
 
 COMMAND = "python -m dyn_plugin.tools.real_data"
 JSON_NAME = "real_data.json"
@@ -89,6 +90,10 @@ def _panda_findings(summary: dict) -> list:
         best, name = min(entries)
         out.append(f"- {method}: lowest held-out total {best:.4g} N·m ({name}), {100 * best / published:.0f} % of the "
                    f"published model's {published:g} N·m.")
+    for law in summary["laws"]:
+        for j, fit in enumerate(law["fits"]):
+            if fit["undetermined"]:
+                out.append(f"- the {law['law']} law ({law['method']}), joint {j + 1}: {undetermined_note(fit)}.")
     return out
 
 
@@ -229,7 +234,12 @@ def _franka_findings(summary: dict, speeds) -> list:
         if other:
             out.append(f"- {law}: mean RMS {same:.4g} N·m on the speed it was fitted on, {np.mean(other):.4g} N·m "
                        "on the other speeds.")
+    for law, entry in laws.items():
+        for fit_speed, fit in entry["fits"].items():
+            if fit["undetermined"]:
+                out.append(f"- {law} fitted on {fit_speed}: {undetermined_note(fit)}.")
     return out + [""]
+
 
 
 def _diverged(published: dict) -> str:
