@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ...friction.fitting import undetermined_note
 from . import plots
 from .panda import FRICTION_SETS, LAW_BASE
-from ...friction.fitting import undetermined_note
 
 COMMAND = "python -m dyn_plugin.tools.real_data"
 JSON_NAME = "real_data.json"
