@@ -196,6 +196,22 @@ def test_a_parameter_the_data_do_not_see_is_reported_undetermined(law, hump):
         assert (change <= 1e-6 * scale) if name in fit.undetermined else (change >= 1e-3), (name, change)
 
 
+@pytest.mark.parametrize("law", ["schilling", "stribeck"])
+def test_parameters_that_trade_off_together_are_reported_undetermined(law):
+    """|q̇| only 0.1 and 0.3 rad/s, both ways: the law's four parameters meet two torque levels
+    per direction, so a family of them fits exactly.  The fit is one of the family, far
+    from the truth that fits as exactly, and each parameter alone still moves the
+    prediction: only the Jacobian's null space tells (the fit said ``()``)."""
+    t = np.arange(0, 40, 0.002)
+    qd = np.where(np.sin(2 * np.pi * 0.25 * t) >= 0, 1.0, -1.0) * np.where(np.sin(2 * np.pi * 0.1 * t) >= 0, 0.1, 0.3)
+    true = dict(coulomb=0.3, static=0.5, stribeck_velocity=0.15, viscous=0.5)
+    tau = torque(law, qd, **true)
+    fit = dp.fit_friction(qd, tau, law=law)
+    assert fit.rms <= 1e-9 * np.sqrt(np.mean(tau ** 2))
+    assert max(abs(fit.params[name] / value - 1) for name, value in true.items()) > 0.1     # another exact fit
+    assert {"coulomb", "stribeck_velocity"} <= set(fit.undetermined)
+
+
 def test_lugre_on_noisy_data_reaches_the_fit_started_at_the_truth():
     """LuGre (F_C 0.6, F_S 0.9, v_S 0.04) with noise of σ = 0.05 N·m: 3 of 25 seeds stopped
     in a worse minimum (v_S from 5e-6 to 3e7, σ1 a fifth of the truth; the sum of squares
@@ -355,6 +371,33 @@ def test_one_speed_cannot_tell_coulomb_from_viscous():
     two = np.where(t < 0.2, 0.05, 0.5)                           # two speeds: both identified
     fit = dp.fit_friction(two, 0.3 + 0.2 * two, law="coulomb_viscous")
     assert abs(fit.params["coulomb"] - 0.3) <= 1e-9 and abs(fit.params["viscous"] - 0.2) <= 1e-9
+
+
+def test_with_an_offset_one_speed_in_each_direction_is_refused():
+    """q̇ = +0.1 rad/s forward and −0.3 backward, with an offset: sgn(q̇), q̇ and 1 are linearly
+    dependent.  Measured before the refusal (noise 0.01 N·m): F_C = 5.5e9 N·m, F_v = −2.8e10,
+    τ_0 = −2.8e9, −1.1e10 N·m predicted at 0.5 rad/s, nothing reported undetermined.  Samples
+    at rest tell the offset apart (sgn 0): then the fit recovers the truth."""
+    t = np.arange(0, 20, 0.002)
+    qd = np.where(np.sin(2 * np.pi * 0.25 * t) >= 0, 0.1, -0.3)
+    true = dict(coulomb=0.3, viscous=0.5, offset=0.05)
+    tau = laws.evaluate(laws.LAWS["coulomb_viscous"], true, qd)
+    for law in ("coulomb_viscous", "stribeck", "lugre"):
+        with pytest.raises(InputError, match=r"one speed in each direction \(0.1 rad/s forward, 0.3 rad/s backward\)"):
+            dp.fit_friction(qd, tau, law=law, t=t, offset=True)
+    qd[::7] = 0.0
+    fit = dp.fit_friction(qd, laws.evaluate(laws.LAWS["coulomb_viscous"], true, qd), law="coulomb_viscous", offset=True)
+    assert fit.params == pytest.approx(true, rel=1e-9) and fit.undetermined == ()
+
+
+def test_data_beyond_the_float_range_of_the_scales_are_refused():
+    """RMS torque 1e140 N·m at speeds of 1e-170 rad/s: T/V overflows; scipy's ValueError
+    ('Initial guess is outside of provided bounds') is now one InputError."""
+    t = np.arange(0, 2, 0.002)
+    wave = np.sin(2 * np.pi * t)
+    for law in ("coulomb_viscous", "sigmoid"):
+        with pytest.raises(InputError, match="the data's scales overflow float64"):
+            dp.fit_friction(1e-170 * wave, 1e140 * (np.sign(wave) + 0.5 * wave), law=law)
 
 
 # -- the command line -------------------------------------------------------------------------

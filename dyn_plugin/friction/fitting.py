@@ -108,7 +108,7 @@ def fit_friction(qd, tau, law: str = "coulomb_viscous", t=None, q=None, offset: 
         raise InputError(f"{argument('offset', True)} needs motion both ways: q̇ is {side} or zero at every sample, where the "
                          f"law's Coulomb level and a constant offset are the same torque (a fit would trade one "
                          f"for the other without bound); fit without the offset or record both directions")
-    _require_two_speeds(spec, qd)
+    _require_two_speeds(spec, qd, offset)
     parameters = spec.parameters + ((OFFSET,) if offset else ())
     if qd.shape[0] < 2 * len(parameters) + 1:
         raise InputError(f"{law} has {len(parameters)} parameters: fitting it needs at least "
@@ -137,16 +137,21 @@ torque by less than UNSEEN times the data's RMS torque (:func:`undetermined`).""
 
 
 def undetermined(problem: "_Problem", x: np.ndarray) -> tuple:
-    """The names of the parameters that the data do not determine at the fit x: a step of one
-    unit of the fit's scaled coordinate (a level by the RMS torque T, a viscous coefficient by
-    T/V, a positive parameter by a factor e; see the module's docstring), up and, within its
-    bound, down, moves the predicted torque by less than UNSEEN T (RMS over the samples).
-    Such a value is arbitrary: the fit would be as good with any other.  Seen on the Franka
-    joint's high-speed run: LuGre fitted with F_S = 310 N·m and v_S = 3e-13 rad/s, a static
-    hump that no sample's speed comes near."""
+    """The names of the parameters that the data do not determine at the fit x, alone or
+    together: a step of one unit of the fit's scaled coordinates (a level by the RMS torque
+    T, a viscous coefficient by T/V, a positive parameter by a factor e; see the module's
+    docstring) that moves the predicted torque by less than UNSEEN T (RMS over the samples).
+    Alone: one parameter's step up and, within its bound, down (seen on the Franka joint's
+    high-speed run: LuGre with F_S = 310 N·m at v_S = 3e-13 rad/s, a static hump that no
+    sample's speed comes near).  Together: a direction of the Jacobian's null space
+    (singular values below UNSEEN √N), naming the parameters with a component of 0.1 or
+    more in it, each parameter in its own scale (:meth:`_Problem.parameter_change`; seen: a
+    Stribeck law on data at two speeds, |q̇| = 0.1 and 0.3 rad/s, fitted exactly by a family
+    of four parameters).  A local test: it does not see a value that only a distant change
+    of another parameter would make arbitrary."""
     lower, upper = problem.bounds()
     at_fit = problem.residual(x)          # (τ_model − τ)/T: a difference of two is the predictions' over T
-    names = []
+    names = set()
     for i, parameter in enumerate(problem.parameters):
         moved = []
         for step in (1.0, -1.0):
@@ -155,24 +160,50 @@ def undetermined(problem: "_Problem", x: np.ndarray) -> tuple:
             if y[i] != x[i]:
                 moved.append(root_mean_square(problem.residual(y) - at_fit))
         if moved and max(moved) < UNSEEN:
-            names.append(parameter.name)
-    return tuple(names)
+            names.add(parameter.name)
+    _, singular, directions = np.linalg.svd(_jacobian(problem, x, at_fit, lower, upper), full_matrices=False)
+    for value, direction in zip(singular, directions):
+        if value < UNSEEN * np.sqrt(len(at_fit)):
+            change = problem.parameter_change(direction)
+            names |= {p.name for p, component in zip(problem.parameters, change) if abs(component) >= 0.1}
+    return tuple(p.name for p in problem.parameters if p.name in names)
 
 
-def _require_two_speeds(spec, qd: np.ndarray) -> None:
+def _jacobian(problem: "_Problem", x, at_fit, lower, upper, step: float = 1e-6) -> np.ndarray:
+    """∂ residual / ∂x (N, p) by forward differences, each step taken inside the bounds."""
+    columns = []
+    for i in range(len(x)):
+        h = step if x[i] + step <= upper[i] else -step
+        y = x.copy()
+        y[i] = max(x[i] + h, lower[i])
+        columns.append((problem.residual(y) - at_fit) / (y[i] - x[i]))
+    return np.column_stack(columns)
+
+
+def _require_two_speeds(spec, qd: np.ndarray, offset: bool) -> None:
     """Refuse a law with a Coulomb level and a viscous slope where every moving sample has
-    the same speed |q̇|: there sgn(q̇) and q̇ are proportional (their columns' condition number
-    above 1e8), and a fit would trade one for the other without bound (seen: F_C = 1.4e11,
-    F_v = −2.8e12 from q̇ = 0.05 rad/s, predicting −1.3e12 N·m at 0.5 rad/s)."""
+    the same speed |q̇| (or, with an ``offset``, one speed in each direction): there sgn(q̇),
+    q̇ (and 1) are linearly dependent (their columns' condition number above 1e8), and a fit
+    would trade one for the other without bound (seen: F_C = 1.4e11, F_v = −2.8e12 from
+    q̇ = 0.05 rad/s, predicting −1.3e12 N·m at 0.5 rad/s; with an offset, q̇ = +0.1 and −0.3
+    rad/s: F_C = 5.5e9, predicting −1.1e10 N·m at 0.5 rad/s)."""
     names = {p.name for p in spec.parameters}
     if not {"coulomb", "viscous"} <= names:
         return
-    columns = np.column_stack([np.sign(qd), qd / np.max(np.abs(qd))])
-    if np.linalg.cond(columns) > 1e8:
+    columns = [np.sign(qd), qd / np.max(np.abs(qd))] + ([np.ones_like(qd)] if offset else [])
+    if np.linalg.cond(np.column_stack(columns)) <= 1e8:
+        return
+    if not offset:
         speed = float(np.max(np.abs(qd)))
         raise InputError(f"q̇ has one speed, |q̇| = {speed:.6g} rad/s, at every moving sample: there the Coulomb "
                          f"level and the viscous slope of {spec.name} give the same torque, and a fit would trade one "
                          "for the other without bound; record the joint at two speeds or more")
+    speeds = ", ".join(f"{float(np.max(np.abs(qd[side]))):.6g} rad/s {name}"
+                       for side, name in ((qd > 0, "forward"), (qd < 0, "backward")))
+    raise InputError(f"q̇ has one speed in each direction ({speeds}): there the Coulomb level, the viscous slope of "
+                     f"{spec.name} and the offset give the same torques in many combinations, and a fit would trade "
+                     "them without bound; record the joint at two speeds or more in a direction, or fit without "
+                     "the offset")
 
 
 def root_mean_square(x: np.ndarray) -> float:
@@ -196,6 +227,11 @@ class _Problem:
                  VISCOUS: self.torque_scale / self.velocity_scale, STIFFNESS: self.torque_scale / self.angle_scale,
                  SLOPE: 1.0 / self.velocity_scale}
         self.scales = np.array([units[p.scale] for p in parameters])
+        if not all(np.isfinite(unit) and unit > 0 for unit in units.values()):      # the seeds use them all
+            sampled = f", median sample step {step:.3g} s" if t is not None else ""
+            raise InputError(f"the data's scales overflow float64: RMS torque T = {self.torque_scale:.3g} N·m, RMS "
+                             f"speed V = {self.velocity_scale:.3g} rad/s{sampled}: T/V or another parameter scale is "
+                             "beyond 1e308 or 0; give the data in other units")
 
     def params(self, x: np.ndarray) -> dict:
         """{name: SI value} at x."""
@@ -221,6 +257,18 @@ class _Problem:
             else:
                 x.append(value / scale if p.bound == "free" else max(value / scale, _FLOOR))
         return np.array(x, dtype=float)
+
+    def parameter_change(self, dx: np.ndarray) -> np.ndarray:
+        """The change of each parameter, in its own scale (its unit, or its logarithm for a
+        positive one), along a change ``dx`` of x: x's coordinate of a parameter bounded
+        ``above:`` another is the excess over it, so that one moves with the other (F_S − F_C
+        down as F_C goes up leaves F_S where it is)."""
+        index = {p.name: i for i, p in enumerate(self.parameters)}
+        change = np.array(dx, dtype=float)
+        for i, p in enumerate(self.parameters):
+            if p.bound.startswith("above:"):
+                change[i] += dx[index[p.bound[len("above:"):]]]
+        return change
 
     def bounds(self) -> tuple:
         lower = [{"positive": -_LOG_BOUND, "free": -np.inf, "floor": _FLOOR}.get(p.bound, 0.0)
