@@ -250,7 +250,7 @@ def test_the_observed_order_holds_where_single_halvings_wobble(robot, seed, samp
     """States of ``dyn-plugin validate`` where the law's |q̇| kink falls inside the window:
     the halvings log2(e(h)/e(h/2)) at dt/4, dt/8, dt/16 gave 1.134 (PUMA-560, seed 0, 10
     samples), 1.156 (Stanford arm, seed 1) and 1.364 (seed 7), and validate exited 1.  The
-    median over four halvings is semi-implicit Euler's order 1 within 0.1."""
+    median over three halvings (to h/32) is semi-implicit Euler's order 1 within 0.1."""
     import dataclasses
 
     from dyn_plugin.tools import validate
@@ -259,4 +259,4 @@ def test_the_observed_order_holds_where_single_halvings_wobble(robot, seed, samp
                                 quantities=["bristles"], seed=seed, samples=samples)
     report = validate.run(suite)
     (order,) = [c for c in report.comparisons if c.quantity == "bristles_order"]
-    assert order.passed and order.max_rel <= 0.06, order.max_rel
+    assert order.passed and order.max_rel <= 0.07, order.max_rel
