@@ -24,7 +24,7 @@ import numpy as np
 from .datafile import read_toml
 from .errors import ModelError
 from .kinematics import PRISMATIC, REVOLUTE, make_transform, rot_x, rot_z
-from .model import DEFAULT_GRAVITY, RobotModel, check_link_inertia
+from .model import DEFAULT_GRAVITY, RobotModel, check_link_inertia, gravity_vector
 
 CONVENTIONS = ("standard", "modified")
 
@@ -129,7 +129,7 @@ def model_from_dh(rows: Sequence[DHRow], convention: str, name: str = "dh_robot"
         masses=field("mass"), coms=np.array(coms).reshape(n, 3), inertias=np.array(inertias).reshape(n, 3, 3),
         lower=field("lower"), upper=field("upper"), velocity_limits=field("velocity"),
         effort_limits=field("effort"), damping=np.zeros(n), friction=np.zeros(n),
-        continuous=np.zeros(n, dtype=bool), gravity=np.asarray(gravity, dtype=float), armature=field("motor_inertia"),
+        continuous=np.zeros(n, dtype=bool), gravity=gravity_vector(gravity), armature=field("motor_inertia"),
     )
 
 

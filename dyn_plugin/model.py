@@ -19,6 +19,7 @@ from typing import Optional
 
 import numpy as np
 
+from .arrays import real_number
 from .errors import InputError, ModelError, PhysicalValidityWarning
 from .joints import KINDS, MULTI_DOF
 from .kinematics import PRISMATIC, REVOLUTE
@@ -69,6 +70,15 @@ class Payload:
     mass: float
     com: np.ndarray
     inertia: np.ndarray
+
+
+def gravity_vector(gravity) -> np.ndarray:
+    """``gravity`` as a float array (3,), m/s²: three finite real numbers, else a ModelError
+    (a complex one is refused, not cut to its real part with a warning)."""
+    g = None if isinstance(gravity, (str, bytes)) else np.asarray(gravity, dtype=object)
+    if g is None or g.shape != (3,) or not all(real_number(x) and np.isfinite(x) for x in g):
+        raise ModelError(f"gravity must be 3 finite real numbers (m/s²), got {gravity!r}")
+    return g.astype(float)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -326,11 +336,8 @@ class RobotModel:
         return path[::-1]
 
     def with_gravity(self, gravity) -> "RobotModel":
-        """A copy of the model with another gravity vector (3,), m/s²."""
-        g = np.asarray(gravity, dtype=float)
-        if g.shape != (3,) or not np.all(np.isfinite(g)):
-            raise ModelError(f"gravity must be 3 finite numbers (m/s²), got {gravity!r}")
-        return dataclasses.replace(self, gravity=g)
+        """A copy of the model with another gravity vector (3,), m/s² (:func:`gravity_vector`)."""
+        return dataclasses.replace(self, gravity=gravity_vector(gravity))
 
     def with_floating_base(self, floating: bool = True) -> "RobotModel":
         """The same robot with a free-flying base (or fixed again with ``False``)."""

@@ -55,6 +55,7 @@ from .configuration import chart_rate, integrate, is_euclidean
 from .floating import base_rotations, chain_configuration, free_flyer_chain
 from .kinematics import PRISMATIC, REVOLUTE, forward_kinematics
 from .mimic import full_configuration, full_model
+from .model import gravity_vector
 from .multi_dof import expansion
 
 INTEGRATORS = ("semi_implicit_euler", "rk4")
@@ -121,7 +122,7 @@ def potential_energy(model, q: np.ndarray, gravity=None) -> np.ndarray:
     """Gravitational potential energy (N,) J of batch ``q`` (N, nq): −Σ m_i g·p_ci (the
     base link included when it floats, its pose from q; joints of several degrees of freedom
     as their chain of one-dof joints, :func:`dyn_plugin.multi_dof.expansion`)."""
-    g = model.gravity if gravity is None else np.asarray(gravity, dtype=float)
+    g = model.gravity if gravity is None else gravity_vector(gravity)
     if model.mimic:                               # every joint's position, then as without mimic joints
         model, q = full_model(model), full_configuration(model, q)
     if model.multi_dof_indices:                   # the chain at the same configuration (massless pose joints)

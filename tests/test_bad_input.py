@@ -332,3 +332,23 @@ def test_a_xacro_file_is_told_to_be_expanded_first():
             'iyz="0"/></inertial></link></robot>')
     with pytest.raises(dp.URDFError, match=r"<mass value='\$\{m\}'> must be a number \(xacro's .*expand the file first"):
         dp.load_urdf_string(text)
+
+
+@pytest.mark.parametrize("gravity", [np.array([1 + 2j, 0, -9.81]), "down", {"z": -9.81}, [True, 0, 0], [0, 0, np.nan],
+                                     [[0, 0, -9.81]]])
+def test_gravity_that_is_not_three_finite_real_numbers(gravity):
+    """A complex gravity became its real part with only numpy's ComplexWarning; a string or a
+    dict gave numpy's ValueError or TypeError.  One ModelError now, wherever gravity is given:
+    a backend, the URDF reader, a DH table, the potential energy."""
+    from dyn_plugin.dh import DHRow
+    from dyn_plugin.simulate import potential_energy
+
+    model = dp.load_robot("scara")
+    calls = [lambda: dp.get_backend("newton_euler", model, gravity=gravity),
+             lambda: dp.load_urdf_string(model.source_urdf, gravity=gravity),
+             lambda: dp.model_from_dh([DHRow("revolute", 0.0, 0.3, 0.0, 0.0, 1.0, inertia=(0.1, 0.1, 0.1, 0, 0, 0))],
+                                      "standard", gravity=gravity),
+             lambda: potential_energy(model, np.zeros((1, model.n)), gravity=gravity)]
+    for call in calls:
+        with pytest.raises(dp.ModelError, match="gravity must be 3 finite real numbers"):
+            call()

@@ -18,7 +18,7 @@ from conftest import WITH_FRICTION, rel_err
 from dyn_plugin.backends.registry import backend_class
 from dyn_plugin.friction import (BearingFriction, EfficiencyCurve, TransmissionFriction, VelocityFriction,
                                  journal_bearing, journal_bearing_pair, linear_bearing, thrust_bearing)
-from dyn_plugin.friction.parameters import FrictionModel, load_friction
+from dyn_plugin.friction.parameters import FrictionModel, friction_file, load_friction
 from dyn_plugin.sampling import random_states
 
 RTOL = 1e-9
@@ -720,6 +720,44 @@ def test_link_armature_on_a_prismatic_joint_is_refused():
     with pytest.raises(dp.ModelError, match="prismatic joint.*'diagonal'"):
         dp.get_backend("newton_euler_friction", stanford,
                        friction=FrictionModel.create(stanford.n, armature=0.5, armature_form="link"))
+
+
+@pytest.mark.parametrize("profile", ["corke", "dhanaraj"])
+def test_a_locked_puma_takes_the_bundled_friction_of_its_free_joints(puma, profile):
+    """dp.lock_joints(puma, joint2): the bundled file's six entries were refused for five
+    joints ('must be one per joint (5), got shape (6,)').  Now every per-joint entry is the
+    free joints' (Corke's Coulomb levels, Dhanaraj's breakaway and motor inertias), and the
+    velocity friction of a state is the full robot's at the same joint rates."""
+    locked = dp.lock_joints(puma, {"joint2": 0.3})
+    kept = [0, 2, 3, 4, 5]
+    ours = dp.get_backend("newton_euler_friction", locked, profile=profile)
+    full = dp.get_backend("newton_euler_friction", puma, profile=profile)
+    for part in ("coulomb_positive", "coulomb_negative", "viscous", "static_positive"):
+        np.testing.assert_array_equal(getattr(ours.friction.velocity, part), getattr(full.friction.velocity, part)[kept])
+    np.testing.assert_array_equal(ours.friction.armature, full.friction.armature[kept])
+    if full.friction.transmission is not None:
+        np.testing.assert_array_equal(ours.friction.transmission.breakaway, full.friction.transmission.breakaway[kept])
+    s = random_states(puma, 6, seed=41)
+    velocity = ours.inverse_dynamics_breakdown(s.q[:, kept], s.qd[:, kept], s.qdd[:, kept]).velocity
+    np.testing.assert_array_equal(velocity, full.inverse_dynamics_breakdown(s.q, s.qd, s.qdd).velocity[:, kept])
+
+
+def test_a_friction_file_for_another_robot_is_refused(puma, tmp_path):
+    """The PUMA-560's file on the Stanford arm (6 joints too: only a joint count was checked)
+    put the PUMA's levels, bearings and motor inertias on another arm; the file names its
+    robot.  A model of that name (a copy of the URDF) takes it; a profile given with friction
+    that has none is refused instead of ignored."""
+    stanford = dp.load_robot("stanford")
+    with pytest.raises(dp.ModelError, match="is for robot 'puma560', not 'stanford'"):
+        dp.get_backend("newton_euler_friction", stanford, friction=friction_file("puma560"))
+    copy = tmp_path / "puma_copy.urdf"
+    copy.write_text(puma.source_urdf)
+    same = dp.get_backend("newton_euler_friction", dp.load_urdf(copy), friction=friction_file("puma560"))
+    np.testing.assert_array_equal(same.friction.velocity.coulomb_positive,
+                                  dp.get_backend("newton_euler_friction", puma).friction.velocity.coulomb_positive)
+    for friction in ("none", "urdf", FrictionModel.none(6)):
+        with pytest.raises(dp.ModelError, match="profile='corke' chooses a profile of a friction data file"):
+            dp.get_backend("newton_euler_friction", puma, friction=friction, profile="corke")
 
 
 def test_bundled_friction_goes_by_file_not_by_robot_name(tmp_path):

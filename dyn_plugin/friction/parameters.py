@@ -270,14 +270,46 @@ def load_friction(source: Union[str, os.PathLike], model, profile: Optional[str]
     data = read_toml(path, ModelError, "friction data file")
     name = _profile_name(path, data, profile)
     where = f"friction data file {path.name}, profile {name!r}"
+    robot, bundled = data.get("robot"), _bundled_name(model)
+    if robot is not None and robot not in (model.name, bundled):
+        raise ModelError(f"friction data file {path.name} is for robot {robot!r}, not {model.name!r}: its numbers "
+                         "belong to that robot's joints; give a file for this robot (or one without a robot key)")
+    # a bundled robot with joints held (dp.lock_joints): the file's joints are the whole robot's
+    whole = _whole_robot(model) if robot is not None and robot == bundled and model.held_joints else model
     try:
-        friction = _from_profile(data["profiles"][name], model, name, data.get("robot"))
+        friction = _from_profile(data["profiles"][name], whole, name, robot)
     except ModelError as exc:
         raise ModelError(f"{where}: {exc}") from None
     except (TypeError, KeyError, ValueError) as exc:   # a malformed entry that no check above names
         raise ModelError(f"{where}: malformed entry ({type(exc).__name__}: {exc})") from None
+    if whole is not model:
+        friction = _restricted(friction, [whole.joint_names.index(joint) for joint in model.joint_names], whole.n)
     friction.check_against(model)
     return friction
+
+
+def _whole_robot(model):
+    """The bundled robot a model with held joints was made from (its URDF file, fixed base)."""
+    from ..robots import load_robot
+
+    return load_robot(_bundled_name(model))
+
+
+def _restricted(value, kept: list, n: int):
+    """``value`` (a friction model or one of its parts, for ``n`` joints) for the joints ``kept``
+    only: each per-joint array and tuple (length n) indexed, each part likewise."""
+    if not dataclasses.is_dataclass(value):
+        return value
+    changes = {}
+    for field in dataclasses.fields(value):
+        entry = getattr(value, field.name)
+        if dataclasses.is_dataclass(entry):
+            changes[field.name] = _restricted(entry, kept, n)
+        elif isinstance(entry, np.ndarray) and entry.ndim >= 1 and entry.shape[0] == n:
+            changes[field.name] = entry[kept]
+        elif isinstance(entry, tuple) and len(entry) == n:
+            changes[field.name] = tuple(entry[i] for i in kept)
+    return dataclasses.replace(value, **changes)
 
 
 def _profile_name(path: Path, data: dict, profile: Optional[str]) -> str:
@@ -398,6 +430,10 @@ def resolve_friction(model, friction=None, profile: Optional[str] = None) -> Fri
     """What a friction backend uses: a FrictionModel as given; a path to a data file;
     ``"urdf"``; ``"none"``; or by default the bundled data file of a bundled robot
     (its default profile, or ``profile``), else the URDF's ``<dynamics>``."""
+    if profile is not None and (isinstance(friction, FrictionModel) or friction in ("urdf", "none")):
+        given = "a FrictionModel" if isinstance(friction, FrictionModel) else repr(friction)
+        raise ModelError(f"{argument('profile', profile)} chooses a profile of a friction data file; friction "
+                         f"{given} has none (give a data file, or no profile)")
     if isinstance(friction, FrictionModel):
         friction.check_against(model)
         return friction

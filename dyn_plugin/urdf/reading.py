@@ -28,7 +28,7 @@ from ..kinematics import PRISMATIC, REVOLUTE, BodySum, make_transform, rot_x, ro
 from ..joints import FLOATING, PLANAR, SPHERICAL
 from ..mimic import Mimic
 from ..mimic import resolve as resolve_mimic
-from ..model import DEFAULT_GRAVITY, Frame, RobotModel, check_link_inertia, non_psd_problem
+from ..model import DEFAULT_GRAVITY, Frame, RobotModel, check_link_inertia, gravity_vector, non_psd_problem
 
 ONE_DOF_TYPES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
 _Z = np.array([0.0, 0.0, 1.0])
@@ -446,5 +446,5 @@ def _model_from_joints(name, joints, bodies, text, gravity, base):
         inertias=np.array(inertias).reshape(n, 3, 3),
         lower=lower, upper=upper, velocity_limits=velocity, effort_limits=effort,
         damping=damping, friction=friction, continuous=continuous.astype(bool),
-        gravity=np.asarray(gravity, dtype=float), source_urdf=text, base_link=base,
+        gravity=gravity_vector(gravity), source_urdf=text, base_link=base,
     )
