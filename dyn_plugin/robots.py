@@ -45,6 +45,15 @@ def robot_path(name: str) -> Path:
     return bundled_dir() / f"{name}.urdf"
 
 
+def bundled_name(model) -> Optional[str]:
+    """The bundled robot ``model`` was loaded from, if any: by its file, not by its name
+    (any URDF may call itself "puma560")."""
+    if model.source_path is None:
+        return None
+    source = Path(model.source_path).resolve()
+    return next((name for name in BUNDLED if robot_path(name).resolve() == source), None)
+
+
 def robot_table(name: str) -> dict:
     """The parsed source table of a bundled robot (DH rows, provenance, motor inertias)."""
     robot_path(name)

@@ -248,6 +248,23 @@ def test_friction_table_time_must_lie_within_the_trajectory(at, capsys):
     one_line_error(capsys, "--at")
 
 
+def test_friction_of_a_trajectory_shorter_than_the_table_time(capsys):
+    """--duration 0.5: the default --at (Dhanaraj's 0.6 s) was refused, naming an option the
+    user never gave; now the table is at the same share of the trajectory, 0.3 × 0.5 s."""
+    assert run(["friction", "scara", "--samples", "11", "--duration", "0.5", "--json", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["time"] == pytest.approx(0.15)
+
+
+def test_friction_json_on_stdout_still_writes_the_plot(tmp_path, capsys):
+    """--json - --plot: the plot was silently not written (and so for --monte-carlo)."""
+    for extra in ([], ["--monte-carlo", "3"]):
+        plot = tmp_path / f"f{len(extra)}.png"
+        assert run(["friction", "scara", "--samples", "5", "--json", "-", "--plot", str(plot), *extra]) == 0
+        captured = capsys.readouterr()
+        json.loads(captured.out)                           # stdout is the JSON alone
+        assert plot.stat().st_size > 1000 and f"wrote {plot}" in captured.err
+
+
 def test_friction_table_time_out_of_range_names_the_range(capsys):
     assert run(["friction", "scara", "--samples", "3", "--duration", "1.5", "--at", "1e9"]) == 2
     one_line_error(capsys, "from 0 to 1.5 s")
@@ -304,7 +321,8 @@ def test_validate_summary_fits_80_columns_and_reports_progress(monkeypatch, caps
 @pytest.mark.parametrize("command, fragments", [
     ("validate", ["default, quick", "(default: the suite's; 1000 in the default suite)", "--dt",
                   "0.001 in the default suite", "traj_gravity"]),
-    ("friction", ["(default: 0.6)", "(default: 201)", "(default: 2.0)", "(default: newton_euler_friction)"]),
+    ("friction", ["(default 0.6 s, Dhanaraj's Table 3.5;", "(default: 201)", "(default: 2.0)",
+                  "(default: newton_euler_friction)"]),
     ("codegen", ["(default: python)"]),
     ("equations", ["(default: newton_euler)"]),
     ("bench", ["(default"]),

@@ -108,3 +108,40 @@ def test_operation_graph_refuses_what_the_generator_does_not_take():
         operation_graph(dp.load_robot("puma560"), program="forward_dynamics")
     with pytest.raises(InputError, match="fixed-base"):
         operation_graph(dp.load_robot("puma560").with_floating_base())
+
+
+MASSLESS = ('<robot name="massless"><link name="base"/><link name="a"/><joint name="j1" type="revolute">'
+            '<parent link="base"/><child link="a"/><origin xyz="0 0 0.1"/><axis xyz="0 0 1"/>'
+            '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>')
+FIXED_ONLY = ('<robot name="fixedonly"><link name="base"/><link name="a"><inertial><mass value="1"/>'
+              '<inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+              '<joint name="j1" type="fixed"><parent link="base"/><child link="a"/></joint></robot>')
+
+
+def test_no_operations_to_schedule_is_refused():
+    """τ ≡ 0 (the only moving link has no mass): the generated code has no operation, and
+    there is nothing to schedule; no moving joint at all: refused as in the other modes."""
+    from dyn_plugin.errors import ModelError
+    from dyn_plugin.parallel import schedule_study
+
+    massless = dp.load_urdf_string(MASSLESS)
+    assert len(operation_graph(massless)) == 0
+    for processors in (None, 4, [1, 2]):
+        with pytest.raises(InputError, match="'massless' has no operations"):
+            schedule_study(massless, "operations", processors)
+    with pytest.raises(ModelError, match="'fixedonly' has no moving joint"):
+        operation_graph(dp.load_urdf_string(FIXED_ONLY))
+
+
+@pytest.mark.parametrize("urdf, fragment", [(MASSLESS, "has no operations"), (FIXED_ONLY, "has no moving joint")],
+                         ids=["massless", "fixed-only"])
+@pytest.mark.parametrize("options", [[], ["--processors", "4"], ["--max"], ["--processors", "4", "--plot", "{png}"],
+                                     ["--json", "-"]])
+def test_cli_no_operations_is_one_line_exit_2(tmp_path, capsys, urdf, fragment, options):
+    path = tmp_path / "robot.urdf"
+    path.write_text(urdf)
+    png = tmp_path / "gantt.png"
+    assert main(["schedule", str(path), "--operations", *(o.format(png=png) for o in options)]) == 2
+    captured = capsys.readouterr()
+    assert fragment in captured.err and captured.err.count("\n") == 1 and "Traceback" not in captured.err
+    assert "got 0" not in captured.err and captured.out == "" and not png.exists()

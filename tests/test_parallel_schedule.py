@@ -373,3 +373,111 @@ def test_study_defaults_to_one_up_to_the_maximum_concurrency(general):
     study = schedule_study(revolute_chain(6), "general", rules=RULES)
     assert [s.processors for s in study.schedules] == list(range(1, 14)) * 2
     assert study.reference is thesis.GENERAL_ARM and study.shown().processors == 9
+
+
+# -- processor counts of any integral type, big counts in the figures, the thesis's robot by its file ----------
+
+def _png_size(path) -> tuple:
+    """(width, height) in pixels, from the PNG's IHDR chunk."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+def test_gantt_chart_is_as_tall_as_the_processors_used(tmp_path):
+    """A schedule on far more processors than any level uses is drawn as tall as its widest
+    level: the same height as on exactly that many processors; 10^30 processors draw too."""
+    from dyn_plugin.parallel import plot_study
+
+    model = dp.load_robot("scara")
+    wide = schedule_study(model, processors=[200, 10 ** 30])
+    busy = max(len(level) for level in wide.schedules[0].table)
+    assert busy < 20 and all(s.table == wide.schedules[0].table for s in wide.schedules)
+    exact = schedule_study(model, processors=busy)
+    heights = {}
+    for name, study, shown in (("200", wide, wide.schedules[0]), ("1e30", wide, wide.schedules[1]),
+                               ("busy", exact, exact.schedules[0])):
+        gantt, speed = plot_study(study, tmp_path / f"{name}.png", schedule=shown)
+        heights[name] = _png_size(gantt)[1]
+        assert _png_size(speed)[1] < 1000
+    assert heights["200"] == heights["1e30"] == heights["busy"] < 1500
+
+
+def test_processor_counts_of_any_integral_type():
+    import numpy as np
+
+    graph = newton_euler_graph(dp.load_robot("scara"), "general")
+    s = schedule(graph, np.int64(4))
+    assert type(s.processors) is int and s.table == schedule(graph, 4).table
+    for p in (True, np.True_, 4.0, np.float64(4), "4", None):
+        with pytest.raises(InputError, match="whole number >= 1"):
+            schedule(graph, p)
+    study = schedule_study(dp.load_robot("scara"), processors=np.arange(1, 4))
+    assert [s.processors for s in study.schedules] == [1, 2, 3]
+    assert [s["processors"] for s in json.loads(study.to_json())["schedules"]] == [1, 2, 3]
+
+
+def test_study_takes_one_processor_count_and_names_every_mode():
+    import numpy as np
+
+    model = dp.load_robot("scara")
+    assert [s.processors for s in schedule_study(model, processors=4).schedules] == [4]
+    assert [s.processors for s in schedule_study(model, processors=np.uint8(3)).schedules] == [3]
+    for p in (True, 2.5, "4", [2, 2.0], [np.True_]):
+        with pytest.raises(InputError, match="whole number >= 1"):
+            schedule_study(model, processors=p)
+    with pytest.raises(InputError, match="general, customised, full, operations; got 'foo'"):
+        schedule_study(model, mode="foo")
+
+
+def test_an_empty_graph_is_refused():
+    for graph in ({}, TaskGraph({}, name="nothing")):
+        with pytest.raises(InputError, match="no tasks"):
+            schedule(graph, 4)
+
+
+def test_thesis_figures_only_for_the_bundled_stanford_file(tmp_path):
+    """Another arm that calls itself "stanford" gets no Dhanaraj figures; the bundled file does,
+    as loaded (a locked joint makes it another arm)."""
+    fake = tmp_path / "fake_stanford.urdf"
+    fake.write_text(_urdf("stanford", [(f"j{k}", "base" if k == 1 else f"l{k - 1}", f"l{k}", "0 0 1", "revolute")
+                                       for k in range(1, 7)]))
+    impostor = dp.load_robot(str(fake))
+    assert impostor.name == "stanford"
+    assert schedule_study(impostor, processors=[4]).reference is None
+    assert schedule_study(dp.load_robot("stanford"), processors=[4]).reference is thesis.STANFORD
+    locked = dp.load_robot("stanford", lock={"joint6": None})
+    assert schedule_study(locked, processors=[4]).reference is None
+    out = tmp_path / "fake.json"
+    assert main(["schedule", str(fake), "--processors", "4", "6", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["thesis"] is None and not any("thesis_levels" in s for s in report["schedules"])
+
+
+def test_cli_json_to_stdout_still_writes_the_plot(tmp_path, capsys):
+    png = tmp_path / "jp.png"
+    assert main(["schedule", "scara", "--processors", "2", "3", "--json", "-", "--plot", str(png)]) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)                       # stdout is the JSON alone
+    assert [s["processors"] for s in report["schedules"]] == [2, 3]
+    for path in (png, tmp_path / "jp-speedup.png"):
+        assert _png_size(path)[0] > 0 and str(path) in captured.err
+
+
+def test_cli_big_processor_count_with_a_plot(tmp_path, capsys):
+    png = tmp_path / "big.png"
+    assert main(["schedule", "scara", "--processors", "1e30", "--plot", str(png)]) == 0
+    assert _png_size(png)[1] < 1500 and "wrote" in capsys.readouterr().out
+
+
+def test_cli_help_names_each_modes_default(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["schedule", "--help"])
+    assert exit_.value.code == 0
+    text = " ".join(capsys.readouterr().out.split()).split(" options: ", 1)[1]     # past the usage line
+    order = ("--general", "--customised", "--operations", "--rule")
+    entries = {option: text.split(f" {option} ", 1)[1].split(f" {after} ", 1)[0]
+               for option, after in zip(order, order[1:])}
+    assert entries["--customised"].endswith("(default)")
+    for option in ("--general", "--operations"):   # neither is the default, and neither says it is
+        assert "(default: customised)" not in entries[option] and entries[option].endswith("(default: --customised)")

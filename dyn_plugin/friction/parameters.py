@@ -35,6 +35,7 @@ import numpy as np
 
 from ..datafile import read_toml
 from ..errors import ModelError, argument
+from ..robots import bundled_name
 from .bristles import Bristles
 from .models import (BearingFriction, EfficiencyCurve, TransmissionFriction, VelocityFriction, _check_names,
                      _per_joint, friction_torque, joints_of, parameter_table)
@@ -270,7 +271,7 @@ def load_friction(source: Union[str, os.PathLike], model, profile: Optional[str]
     data = read_toml(path, ModelError, "friction data file")
     name = _profile_name(path, data, profile)
     where = f"friction data file {path.name}, profile {name!r}"
-    robot, bundled = data.get("robot"), _bundled_name(model)
+    robot, bundled = data.get("robot"), bundled_name(model)
     if robot is not None and robot not in (model.name, bundled):
         raise ModelError(f"friction data file {path.name} is for robot {robot!r}, not {model.name!r}: its numbers "
                          "belong to that robot's joints; give a file for this robot (or one without a robot key)")
@@ -292,7 +293,7 @@ def _whole_robot(model):
     """The bundled robot a model with held joints was made from (its URDF file, fixed base)."""
     from ..robots import load_robot
 
-    return load_robot(_bundled_name(model))
+    return load_robot(bundled_name(model))
 
 
 def _restricted(value, kept: list, n: int):
@@ -416,16 +417,6 @@ def _motor_inertia(robot) -> list:
     return [row.motor_inertia for row in robot_table(robot)["rows"]]
 
 
-def _bundled_name(model) -> Optional[str]:
-    """The bundled robot ``model`` was loaded from, if any (by file, not by name)."""
-    from ..robots import BUNDLED, robot_path
-
-    if model.source_path is None:
-        return None
-    source = Path(model.source_path).resolve()
-    return next((name for name in BUNDLED if robot_path(name).resolve() == source), None)
-
-
 def resolve_friction(model, friction=None, profile: Optional[str] = None) -> FrictionModel:
     """What a friction backend uses: a FrictionModel as given; a path to a data file;
     ``"urdf"``; ``"none"``; or by default the bundled data file of a bundled robot
@@ -438,7 +429,7 @@ def resolve_friction(model, friction=None, profile: Optional[str] = None) -> Fri
         friction.check_against(model)
         return friction
     if friction is None:
-        bundled = _bundled_name(model)
+        bundled = bundled_name(model)
         if bundled is not None and friction_file(bundled) is not None:
             return load_friction(bundled, model, profile)
         if profile is not None:

@@ -2,6 +2,7 @@
 
 * ``FILE.png``, the Gantt chart of one schedule: processors up, levels across, one box per
   subtask coloured by link, hatched for the backward recursion, cross-hatched for friction;
+  as tall as the processors the schedule uses (its widest level), however many it was given;
 * ``FILE-speedup.png`` (:func:`speedup_path`), how the schedules scale: the speed-up S_p
   and the efficiency E_p against p, in two panels (thesis Eqs. 4.1-4.2, Figs. 4.11-4.13),
   beside ideal S_p = p and the thesis's Appendix C figures where it has them; written for
@@ -39,12 +40,17 @@ def plot_study(study, path, schedule=None) -> tuple:
              f"{study.graph.flops_per_task} flop{'s' if study.graph.flops_per_task > 1 else ''}, critical path "
              f"{study.critical_path} levels")
     width = min(24.0, max(8.0, 0.22 * shown.levels + 3.5))
-    fig, ax = plt.subplots(figsize=(width, 2.6 + 0.32 * shown.processors))
+    fig, ax = plt.subplots(figsize=(width, 2.6 + 0.32 * busy_processors(shown)))
     _gantt(ax, study, shown)
     gantt = _save(plt, fig, title, path)
     fig, (ax_s, ax_e) = plt.subplots(1, 2, figsize=(11.5, 4.4))
     _speedup(ax_s, ax_e, fig, study)
     return gantt, _save(plt, fig, title, speedup_path(path))
+
+
+def busy_processors(schedule) -> int:
+    """The processors a schedule uses: its widest level (at most its processor count)."""
+    return max(map(len, schedule.table), default=0)
 
 
 def _save(plt, fig, title: str, path) -> Path:
@@ -60,7 +66,8 @@ def _gantt(ax, study, shown) -> None:
     from matplotlib.patches import Patch, Rectangle
 
     colours = _link_colours(study.graph)
-    label = shown.levels <= 60 and shown.processors <= 16
+    busy = busy_processors(shown)
+    label = shown.levels <= 60 and busy <= 16
     for level, tasks in enumerate(shown.table, start=1):
         for processor, task in enumerate(tasks, start=1):
             described = study.graph.info.get(task)
@@ -71,12 +78,13 @@ def _gantt(ax, study, shown) -> None:
             if label:
                 ax.text(level, processor, str(task), ha="center", va="center", fontsize=5, rotation=90)
     ax.set_xlim(0, shown.levels + 1)          # half a level of margin beyond the first and the last
-    ax.set_ylim(0.4, shown.processors + 0.6)
+    ax.set_ylim(0.4, busy + 0.6)
     ax.set_xticks(sorted({1, *range(5, shown.levels + 1, 5), shown.levels}))
     ax.set_xlabel(f"level ({study.graph.flops_per_task} flop{'s' if study.graph.flops_per_task > 1 else ''} each)")
     ax.set_ylabel("processor")
-    ax.set_yticks(range(1, shown.processors + 1))
-    ax.set_title(f"{shown.rule} schedule on {shown.processors} processors: {shown.levels} levels, "
+    ax.set_yticks(range(1, busy + 1))
+    idle = f" ({busy} busy)" if busy < shown.processors else ""
+    ax.set_title(f"{shown.rule} schedule on {shown.processors} processors{idle}: {shown.levels} levels, "
                  f"S = {shown.speedup:.2f}, E = {100 * shown.efficiency:.1f} %", fontsize=10)
     handles = [Patch(facecolor=c, edgecolor="0.25", label=f"link {k}") for k, c in colours.items() if k]
     phases = {study.graph.phase(t) for t in study.graph.tasks}
@@ -98,12 +106,13 @@ def _speedup(ax_s, ax_e, fig, study) -> None:
     """S_p (left) and E_p (right) against p, a line and marker per rule; ideal S_p = p and
     E_p = 100 %; the thesis's Appendix C figures as hollow black triangles; one legend below."""
     counts = sorted({s.processors for s in study.schedules} | set((study.reference or {}).get("levels", {})))
-    ideal = [1, max(counts)] if counts else [1, 1]
+    top = float(max(counts, default=1))        # floats: a count may be beyond any machine integer (1e30)
+    ideal = [1.0, top]
     ax_s.plot(ideal, ideal, ":", color="0.4", lw=1.0, label="ideal: S_p = p, E_p = 100 %")
     ax_e.plot(ideal, [100, 100], ":", color="0.4", lw=1.0)
     for k, rule in enumerate(dict.fromkeys(s.rule for s in study.schedules)):
         rows = sorted((s for s in study.schedules if s.rule == rule), key=lambda s: s.processors)
-        p = [s.processors for s in rows]
+        p = [float(s.processors) for s in rows]
         ax_s.plot(p, [s.speedup for s in rows], "o-", color=f"C{k}", zorder=3, label=f"{rule} schedule")
         ax_e.plot(p, [100 * s.efficiency for s in rows], "o-", color=f"C{k}", zorder=3)
     if study.reference:
@@ -118,10 +127,14 @@ def _speedup(ax_s, ax_e, fig, study) -> None:
     ax_e.set_title("efficiency", fontsize=10)
     ax_e.set_ylabel("efficiency E_p = S_p / p (%)")
     ax_e.set_ylim(0, 105)
-    ax_s.set_ylim(bottom=0)
+    ax_s.set_ylim(0, 1.05 * min(top, max(study.tasks, 1)))   # S_p <= T_1: the ideal line leaves beyond p = T_1
     for ax in (ax_s, ax_e):
         ax.set_xlabel("number of processors p")
-        ax.set_xlim(0, max(counts) + 1 if counts else 2)
+        if top > 1000:                         # counts over decades
+            ax.set_xscale("log")
+            ax.set_xlim(0.7, 1.5 * top)
+        else:
+            ax.set_xlim(0, top + 1)
         ax.grid(alpha=0.3)
     handles, labels = ax_s.get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False,

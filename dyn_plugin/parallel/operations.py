@@ -19,7 +19,7 @@ from __future__ import annotations
 from ..errors import InputError
 from .dag import TaskGraph
 from .scheduling import critical_path_length, max_concurrency, schedule
-from .taskgraph import newton_euler_graph
+from .taskgraph import newton_euler_graph, require_moving_joint
 
 ARITHMETIC = ("+", "-", "*")
 PROGRAMS = ("inverse_dynamics", "mass_matrix")
@@ -29,7 +29,9 @@ def operation_graph(model, program: str = "inverse_dynamics", regroup: bool = Tr
     """The arithmetic operations of the customised ``program`` (``"inverse_dynamics"``: τ,
     gravity included; ``"mass_matrix"``: M(q)) of ``model`` as a task graph of 1-flop
     tasks: the nodes of the generator's expression DAG, each needing the arithmetic nodes
-    among its operands (through sign changes, which are free)."""
+    among its operands (through sign changes, which are free).  A model without moving
+    joints is a ModelError; one whose τ is identically zero (no moving link with mass) gives
+    an empty graph, which :func:`.scheduling.schedule` refuses."""
     from ..symbolic.customise import prepare
     from ..symbolic.graph import Graph
     from ..symbolic.recursion import _id_program, _mass_matrix_program
@@ -39,6 +41,7 @@ def operation_graph(model, program: str = "inverse_dynamics", regroup: bool = Tr
     if model.floating_base or model.mimic:
         raise InputError(f"operation graph of robot {model.name!r}: the code generator takes fixed-base models "
                          "without mimic joints")
+    require_moving_joint(model)
     links, base_acc = prepare(model, regroup)
     built = _id_program(Graph(), links, base_acc) if program == "inverse_dynamics" else \
         _mass_matrix_program(Graph(), links)

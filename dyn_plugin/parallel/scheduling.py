@@ -35,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import math
+import operator
 from typing import Optional
 
 from ..errors import InputError
@@ -123,7 +124,7 @@ def max_concurrency(graph, rule: str = "thesis") -> int:
 def lower_bound(graph, processors: int) -> int:
     """max(ceil(T_1 / p), critical path): no schedule on ``processors`` is shorter."""
     graph = as_graph(graph)
-    _check_processors(processors)
+    processors = processor_count(processors)
     return max(math.ceil(len(graph) / processors), critical_path_length(graph))
 
 
@@ -132,7 +133,7 @@ def window_lower_bound(graph, processors: int) -> int:
     exceeds j all run within levels i+1 .. T-j, so T >= i + j + ceil(n / p), for every i, j
     (i = j = 0: ceil(T_1 / p); along a longest chain: the critical path)."""
     graph = as_graph(graph)
-    _check_processors(processors)
+    processors = processor_count(processors)
     early, bottom = asap_levels(graph), bottom_levels(graph)
     height = max(bottom.values(), default=0)
     best = 0
@@ -194,10 +195,12 @@ class Schedule:
 
 
 def schedule(graph, processors: int, rule: str = "critical-path") -> Schedule:
-    """A list schedule of ``graph`` on ``processors`` (>= 1) by ``rule`` (see :data:`RULES`
-    and the module docstring); checked with :func:`check_schedule` before it is returned."""
+    """A list schedule of ``graph`` (at least one task) on ``processors`` (an integral
+    number >= 1) by ``rule`` (see :data:`RULES` and the module docstring); checked with
+    :func:`check_schedule` before it is returned."""
     graph = as_graph(graph)
-    _check_processors(processors)
+    processors = processor_count(processors)
+    require_tasks(graph)
     if rule not in RULES:
         raise InputError(f"scheduling rule must be one of {', '.join(RULES)}; got {rule!r}")
     priority = _priorities(graph, rule)
@@ -228,9 +231,24 @@ def _priorities(graph, rule: str) -> dict:
     return {task: (-bottom[task], order[task], task) for task in graph.tasks}
 
 
-def _check_processors(processors) -> None:
-    if isinstance(processors, bool) or not isinstance(processors, int) or processors < 1:
+def processor_count(processors) -> int:
+    """``processors`` as an int: any integral number >= 1 (int, numpy integer: ``operator.index``);
+    a bool, a float or anything else is an InputError."""
+    try:
+        count = None if isinstance(processors, bool) else operator.index(processors)
+    except TypeError:
+        count = None
+    if count is None or count < 1:
         raise InputError(f"the number of processors must be a whole number >= 1; got {processors!r}")
+    return count
+
+
+def require_tasks(graph, what: str = "") -> None:
+    """An InputError for a graph without tasks: there is nothing to schedule (no S_p, no E_p)."""
+    if not len(graph):
+        name = as_graph(graph).name
+        raise InputError(f"{what or (f'task graph {name!r}' if name else 'the task graph')} has no tasks: there is "
+                         "nothing to schedule")
 
 
 def schedule_problems(graph, table, processors: Optional[int] = None) -> list:

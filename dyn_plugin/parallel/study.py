@@ -12,12 +12,13 @@ from typing import Optional
 from ..errors import InputError
 from . import thesis
 from .dag import TaskGraph
-from .scheduling import (RULES, Schedule, critical_path, critical_path_length, layers, max_concurrency, schedule,
-                         window_lower_bound)
+from .scheduling import (RULES, Schedule, critical_path, critical_path_length, layers, max_concurrency,
+                         processor_count, require_tasks, schedule, window_lower_bound)
 from .operations import operation_graph
-from .taskgraph import newton_euler_graph
+from .taskgraph import MODES, newton_euler_graph
 
 EFFICIENT = 0.9   # the Gantt chart shows the largest p this efficient (the thesis picks p by "efficiency above 98 %")
+STUDY_MODES = (*MODES, "operations")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,36 +105,53 @@ def _jsonable(reference: Optional[dict]):
 
 
 def processor_counts(processors, graph: TaskGraph) -> list:
-    """The processor counts to schedule: ``processors`` sorted without repeats, or by
-    default 1 .. the maximum concurrency; each a whole number >= 1."""
+    """The processor counts to schedule: ``processors`` (one integral number or several)
+    sorted without repeats, or by default 1 .. the maximum concurrency; each a whole number
+    >= 1 (:func:`.scheduling.processor_count`), returned as ints."""
     if processors is None:
         return list(range(1, max_concurrency(graph, "thesis") + 1))
-    counts = list(processors)
+    try:
+        counts = [processors] if isinstance(processors, (str, bytes)) else list(processors)
+    except TypeError:       # one number (or what processor_count refuses, by its value)
+        counts = [processors]
     if not counts:
         raise InputError("give at least one number of processors")
-    for p in counts:
-        if isinstance(p, bool) or not isinstance(p, int) or p < 1:
-            raise InputError(f"the number of processors must be a whole number >= 1; got {p!r}")
-    return sorted(set(counts))
+    return sorted({processor_count(p) for p in counts})
+
+
+def task_graph(model, mode: str = "customised", friction: bool = False) -> TaskGraph:
+    """The task graph a study schedules (:func:`schedule_study`): ``model``'s Newton-Euler
+    subtasks in ``mode`` (one of :data:`STUDY_MODES`), or the generated code's operations
+    for ``"operations"``; a graph without tasks (a robot whose τ is identically zero has no
+    operations) is an InputError, as there is nothing to schedule."""
+    if mode not in STUDY_MODES:
+        raise InputError(f"mode must be one of {', '.join(STUDY_MODES)}; got {mode!r}")
+    if mode == "operations":
+        if friction:
+            raise InputError("friction subtasks (Table 3.3) belong to the 3-flop decomposition, not to the generated "
+                             "code's operations: drop --friction or --operations")
+        graph = operation_graph(model)
+        if not len(graph):
+            raise InputError(f"the generated inverse dynamics of robot {model.name!r} has no operations (τ is "
+                             "identically zero, e.g. no moving link has mass): there is nothing to schedule")
+    else:
+        graph = newton_euler_graph(model, mode, friction=friction)
+    require_tasks(graph, f"the task graph of robot {model.name!r} ({mode})")
+    return graph
 
 
 def schedule_study(model, mode: str = "customised", processors=None, rules=("critical-path",),
                    friction: bool = False) -> ScheduleStudy:
     """Schedule ``model``'s Newton-Euler task graph (:func:`.taskgraph.newton_euler_graph`
     in ``mode``, with Table 3.3's friction subtasks when ``friction``; mode
-    ``"operations"``: the generated code's operations, :func:`.operations.operation_graph`) on each processor
-    count (default: 1 .. maximum concurrency) by each rule of ``rules``."""
+    ``"operations"``: the generated code's operations, :func:`.operations.operation_graph`;
+    see :func:`task_graph`) on each processor count of ``processors`` (one integral number
+    or several; default: 1 .. maximum concurrency) by each rule of ``rules``."""
     rules = list(dict.fromkeys(rules))
     unknown = [rule for rule in rules if rule not in RULES]
     if unknown or not rules:
         raise InputError(f"scheduling rules must be among {', '.join(RULES)}; got {unknown or rules}")
-    if mode == "operations":
-        if friction:
-            raise InputError("friction subtasks (Table 3.3) belong to the 3-flop decomposition, not to the generated "
-                             "code's operations: drop --friction or --operations")
-        graph = operation_graph(model)
-    else:
-        graph = newton_euler_graph(model, mode, friction=friction)
+    graph = task_graph(model, mode, friction)
     counts = processor_counts(processors, graph)
     schedules = tuple(schedule(graph, p, rule) for rule in rules for p in counts)
     reference = None if friction else thesis.reference(model, mode)

@@ -262,6 +262,11 @@ def _check_supported(model) -> None:
     if getattr(model, "mimic", ()):
         raise ModelError(f"model {model.name!r} has mimic joints: the task graph covers independent joints only; "
                          "load it with mimic=False")
+    require_moving_joint(model)
+
+
+def require_moving_joint(model) -> None:
+    """A ModelError for a model without moving joints: there is no recursion to schedule."""
     if model.n == 0:
         raise ModelError(f"model {model.name!r} has no moving joint: there is no recursion to schedule")
 

@@ -209,10 +209,19 @@ TABLE_C11 = _table("""
 def reference(model, mode: str):
     """The thesis's figures for this model and mode, or None: the general arm for any
     chain of six revolute joints in the general mode, the Stanford figures for the bundled
-    ``stanford`` robot in the customised mode."""
+    ``stanford`` robot in the customised mode -- recognised by the file it was loaded from,
+    not by its name (any URDF may call itself "stanford"), and as loaded: no joint locked,
+    no payload attached."""
     chain = [int(p) for p in model.parents] == list(range(-1, model.n - 1))
     if mode == "general" and chain and model.n == 6 and all(t == "revolute" for t in model.joint_types):
         return GENERAL_ARM
-    if mode == "customised" and model.name == "stanford":
+    if mode == "customised" and _is_bundled(model, "stanford"):
         return STANFORD
     return None
+
+
+def _is_bundled(model, name: str) -> bool:
+    """``model`` is the bundled robot ``name`` as loaded from its file (nothing locked or added)."""
+    from ..robots import bundled_name
+
+    return bundled_name(model) == name and not model.held_joints and not model.payloads

@@ -19,6 +19,15 @@ import numpy as np
 from ..errors import InputError
 from ..sampling import quintic
 
+THESIS_DURATION, TABLE_TIME = 2.0, 0.6      # s: the thesis's trajectory, and Table 3.5's time in it
+
+
+def table_time(duration: float) -> float:
+    """When to tabulate the torques in a trajectory of ``duration`` s: Table 3.5's 0.6 s, or
+    in a shorter one the same share of it (0.3 × duration)."""
+    return TABLE_TIME if duration >= TABLE_TIME else TABLE_TIME / THESIS_DURATION * duration
+
+
 COLUMNS = (  # (label, how to get it from a TorqueBreakdown): Table 3.5's columns, plus ours
     ("rigid body", lambda b: b.rigid_body),
     ("armature", lambda b: b.armature),

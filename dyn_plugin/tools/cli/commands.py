@@ -270,11 +270,13 @@ def _error_table(comparisons, quantities, title: str):
 def _friction(args) -> int:
     from ...backends.registry import get_backend
     from ...backends.registry import backends as registered_backends
-    from ...studies.friction_study import plot_study, run_study
+    from ...studies.friction_study import plot_study, run_study, table_time
 
     with_friction = registered_backends(can=("friction",))
     if args.backend not in with_friction:
         raise InputError(f"--backend must be one with friction: {', '.join(with_friction)}; got {args.backend!r}")
+    if args.at is None:
+        args.at = table_time(args.duration)
     if not 0 <= args.at <= args.duration:
         raise InputError(f"--at must be a time within the trajectory, from 0 to {args.duration:g} s; got {args.at:g}")
     model = load_model(args)
@@ -286,16 +288,21 @@ def _friction(args) -> int:
     study = run_study(backend, duration=args.duration, samples=args.samples)
     if args.json:
         write_or_print(args.json, json.dumps(study.as_dict(args.at), indent=2))
-        if args.json == "-":
-            return EXIT_OK
-    console = _console()
-    _print_friction(console, model, backend, study, args)
-    if backend.friction.frictionless:
-        console.print(f"[yellow]note:[/] {escape(model.name)} has no friction in '{escape(backend.friction.name)}' "
-                      "(give --friction FILE, or <dynamics damping friction> in its URDF)")
+    if args.json != "-":                                 # stdout is the JSON otherwise
+        console = _console()
+        _print_friction(console, model, backend, study, args)
+        if backend.friction.frictionless:
+            console.print(f"[yellow]note:[/] {escape(model.name)} has no friction in "
+                          f"'{escape(backend.friction.name)}' (give --friction FILE, or <dynamics damping friction> "
+                          "in its URDF)")
     if args.plot:
-        console.print(f"wrote {escape(str(plot_study(study, args.plot, mark=args.at)))}")
+        _wrote(plot_study(study, args.plot, mark=args.at), args)
     return EXIT_OK
+
+
+def _wrote(path, args) -> None:
+    """``wrote PATH``: on stderr when stdout is the JSON (``--json -``)."""
+    print(f"wrote {path}", file=sys.stderr if args.json == "-" else sys.stdout)
 
 
 def _friction_envelope(args, model) -> int:
@@ -311,8 +318,10 @@ def _friction_envelope(args, model) -> int:
                                      samples=args.monte_carlo, trajectory=trajectory, client=client)
     if args.json:
         write_or_print(args.json, json.dumps(envelope.as_dict(), indent=2))
-        if args.json == "-":
-            return EXIT_OK
+    if args.plot:
+        _wrote(plot_envelope(envelope, args.plot), args)
+    if args.json == "-":
+        return EXIT_OK
     console = _console()
     low, high = envelope.percentile(envelope.levels[0]), envelope.percentile(envelope.levels[-1])
     table = Table(title=f"{escape(model.name)}: friction torque over {args.monte_carlo} samples of "
@@ -324,8 +333,6 @@ def _friction_envelope(args, model) -> int:
         peak, band = np.abs(envelope.nominal[:, i]).max(), (high[:, i] - low[:, i]).max()
         table.add_row(escape(name), f"{peak:.4g}", f"{band:.4g}", f"{band / peak:.1%}" if peak else "–")
     console.print(table)
-    if args.plot:
-        console.print(f"wrote {escape(str(plot_envelope(envelope, args.plot)))}")
     return EXIT_OK
 
 
@@ -456,44 +463,43 @@ def _schedule(args) -> int:
     """``dyn-plugin schedule``: Dhanaraj's ch. 4 task graph of one robot, scheduled."""
     from rich.table import Table
 
-    from ...parallel import (max_concurrency, newton_euler_graph, operation_graph, plot_study, schedule_study,
-                             window_lower_bound)
+    from ...parallel import max_concurrency, plot_study, schedule_study, window_lower_bound
+    from ...parallel.study import task_graph
 
     model = load_model(args)
     processors = args.processors
-    if args.max:
-        graph = operation_graph(model) if args.mode == "operations" else \
-            newton_euler_graph(model, args.mode, friction=args.friction)
-        processors = [max_concurrency(graph)]
+    if args.max:      # an empty graph is refused here, before its maximum concurrency (0) is taken for a count
+        processors = [max_concurrency(task_graph(model, args.mode, friction=args.friction))]
     study = schedule_study(model, args.mode, processors, rules=args.rule, friction=args.friction)
+    quiet = args.json == "-"                       # stdout holds the JSON alone; the rest goes to stderr
     if args.json:
         write_or_print(args.json, study.to_json())
-        if args.json == "-":
-            return EXIT_OK
     console = _console()
-    flops = study.graph.flops_per_task
-    console.print(Text(f"{model.name} ({args.mode}{', friction' if args.friction else ''}): {study.tasks} "
-                       f"{'subtasks of 3 flops' if flops == 3 else 'operations of 1 flop'}, critical path "
-                       f"{study.critical_path} levels, maximum concurrency {study.max_concurrency} "
-                       f"({'Dhanaraj' if flops == 3 else 'ASAP'} layering)"))
-    table = Table(box=None, padding=(0, 0, 0, 2), pad_edge=False)
-    for column in ("rule", "p", "levels", "S_p", "E_p", "lower bound", "window bound", "Dhanaraj App. C"):
-        table.add_column(column, justify="left" if column == "rule" else "right")
-    for s in study.schedules:
-        table.add_row(s.rule, str(s.processors), str(s.levels), f"{s.speedup:.2f}", f"{100 * s.efficiency:.1f} %",
-                      str(s.lower_bound), str(window_lower_bound(study.graph, s.processors)),
-                      str(study.thesis_levels(s.processors) or "–"))
-    console.print(table)
-    if len(study.schedules) == 1:
-        s = study.schedules[0]
-        console.print(Text(f"{s.rule} schedule on {s.processors} processors (task code = link * 100 + subtask "
-                           "of Table 4.1):"))
-        console.print(_schedule_table(s))
-    for note in study.graph.notes:
-        console.print(f"[yellow]note:[/] {escape(note)}")
+    if not quiet:
+        flops = study.graph.flops_per_task
+        console.print(Text(f"{model.name} ({args.mode}{', friction' if args.friction else ''}): {study.tasks} "
+                           f"{'subtasks of 3 flops' if flops == 3 else 'operations of 1 flop'}, critical path "
+                           f"{study.critical_path} levels, maximum concurrency {study.max_concurrency} "
+                           f"({'Dhanaraj' if flops == 3 else 'ASAP'} layering)"))
+        table = Table(box=None, padding=(0, 0, 0, 2), pad_edge=False)
+        for column in ("rule", "p", "levels", "S_p", "E_p", "lower bound", "window bound", "Dhanaraj App. C"):
+            table.add_column(column, justify="left" if column == "rule" else "right")
+        for s in study.schedules:
+            table.add_row(s.rule, str(s.processors), str(s.levels), f"{s.speedup:.2f}",
+                          f"{100 * s.efficiency:.1f} %", str(s.lower_bound),
+                          str(window_lower_bound(study.graph, s.processors)),
+                          str(study.thesis_levels(s.processors) or "–"))
+        console.print(table)
+        if len(study.schedules) == 1:
+            s = study.schedules[0]
+            console.print(Text(f"{s.rule} schedule on {s.processors} processors (task code = link * 100 + subtask "
+                               "of Table 4.1):"))
+            console.print(_schedule_table(s))
+        for note in study.graph.notes:
+            console.print(f"[yellow]note:[/] {escape(note)}")
     if args.plot:
-        for written in plot_study(study, args.plot):   # the Gantt chart, the speed-up and efficiency
-            console.print(f"wrote {escape(str(written))}")
+        for path in plot_study(study, args.plot):  # the Gantt chart, the speed-up and efficiency
+            _wrote(path, args)
     return EXIT_OK
 
 
@@ -503,7 +509,7 @@ def _schedule_table(schedule):
 
     table = Table(box=None, padding=(0, 0, 0, 1), pad_edge=False)
     table.add_column("level", justify="right")
-    for p in range(1, min(schedule.processors, max(map(len, schedule.table))) + 1):
+    for p in range(1, max(map(len, schedule.table), default=0) + 1):      # the processors it uses
         table.add_column(f"P{p}", justify="right")
     for level, tasks in enumerate(schedule.table, start=1):
         table.add_row(str(level), *map(str, tasks))

@@ -207,8 +207,9 @@ def _friction_arguments(fr) -> None:
                     help="trajectory duration, from 0.001 to 10000 s")
     fr.add_argument("--samples", type=_count(2), default=201, metavar="N",
                     help=f"samples along it, from 2 to {validate.MAX_SAMPLES}")
-    fr.add_argument("--at", type=_number, default=0.6, metavar="SECONDS",
-                    help="time of the torque table, within the trajectory (0.6 s: Dhanaraj's Table 3.5)")
+    fr.add_argument("--at", type=_number, metavar="SECONDS",
+                    help="time of the torque table, within the trajectory (default 0.6 s, Dhanaraj's Table 3.5; "
+                         "in a trajectory shorter than that, 0.3 of it, where 0.6 s is in his 2 s)")
     fr.add_argument("--plot", metavar="FILE.png", help="write the torque-by-cause plot")
     fr.add_argument("--json", metavar="FILE", help="write the figures as JSON ('-' for stdout)")
     fr.add_argument("--monte-carlo", type=_count(1), metavar="K",
@@ -305,7 +306,7 @@ def _schedule_arguments(sc) -> None:
                            "Tables 4.4-4.6 (default)")
     mode.add_argument("--operations", dest="mode", action="store_const", const="operations",
                       help="beyond the thesis: the generated customised code's operations (1 flop each, "
-                           "dyn-plugin codegen's exact counts) instead of 3-flop subtasks")
+                           "dyn-plugin codegen's exact counts) instead of 3-flop subtasks (default: --customised)")
     sc.set_defaults(mode="customised")
     sc.add_argument("--rule", nargs="+", choices=RULES, default=["critical-path"], metavar="RULE",
                     help=f"list-scheduling priority, one or more of: {', '.join(RULES)} (thesis: layer by layer "
