@@ -291,6 +291,55 @@ def test_random_trees(seed, n):
             assert_close(got, ref, f"state {k} {name}")
 
 
+def test_routes_identical_with_inertias_rotated_in_floats():
+    """Inertial frames at arbitrary rpy (tests/data/rotated_inertias.urdf: a helper's random
+    3-joint arm): R I Rᵀ in floats is not symmetric, by 1e-17, and its entries made exact
+    one by one left the routes' B with different terms of 1e-19 (``identical`` False)."""
+    sm = symbolic_model(dp.load_urdf("tests/data/rotated_inertias.urdf"))
+    assert identical(lagrange_euler(sm), newton_euler(sm))
+
+
+MICRO = """<robot name="micro"><link name="base"/>
+<link name="l1"><inertial><origin xyz="0.0001 0 0"/><mass value="2e-09"/>
+<inertia ixx="6.666666666666668e-18" ixy="0" ixz="0" iyy="6.666666666666668e-18" iyz="0" izz="6.666666666666668e-18"/>
+</inertial></link>
+<joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 0 1"/></joint>
+<link name="l2"><inertial><origin xyz="0.0001 0 0"/><mass value="2e-09"/>
+<inertia ixx="6.666666666666668e-18" ixy="0" ixz="0" iyy="6.666666666666668e-18" iyz="0" izz="6.666666666666668e-18"/>
+</inertial></link>
+<joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><origin xyz="0.0002 0 0"/><axis xyz="0 0 1"/>
+</joint></robot>"""
+
+
+def test_a_tiny_arm_keeps_its_inertias():
+    """0.2 mm links, 2 µg masses, inertias of 7e-18 kg·m²: an absolute 1e-12 snapped them to
+    exact zeros, and the closed-form M was 25 % off the backends'."""
+    model = dp.load_urdf_string(MICRO)
+    num = lambdify_closed_form(newton_euler(symbolic_model(model)))
+    backend = dp.get_backend("newton_euler", model)
+    for q, _, _ in states(2, seed=5, count=4):       # relative to M itself (assert_close's floor is 1)
+        np.testing.assert_allclose(num.mass_matrix(q), backend.mass_matrix(q), rtol=1e-12, atol=0)
+
+
+def test_equations_of_ten_joints_or_more_tell_angle_sums_from_joint_numbers():
+    """A 12-joint tree: cos(q1 + q2) and cos(q12) were both printed C12, one legend entry
+    overwriting the other, and the printed G[1] was wrong as written.  From ten joints on the
+    indices are joined by commas (C1,2); fewer keep Fu's C12."""
+    joints = ['<joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 1 0"/></joint>',
+              '<joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><origin xyz="0.5 0 0"/>'
+              '<axis xyz="0 1 0"/></joint>']
+    joints += [f'<joint name="p{k}" type="prismatic"><parent link="l{k - 1}"/><child link="l{k}"/><axis xyz="1 0 0"/>'
+               '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>' for k in range(3, 12)]
+    joints += ['<joint name="j12" type="revolute"><parent link="l11"/><child link="l12"/><axis xyz="1 0 0"/></joint>']
+    links = "".join(f'<link name="l{k}"><inertial><origin xyz="0.1 0 {0.1 * (k == 12)}"/><mass value="1"/>'
+                    '<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>'
+                    for k in range(1, 13))
+    text = format_equations(dp.load_urdf_string(f'<robot name="twelve"><link name="base"/>{links}{"".join(joints)}</robot>'))
+    assert "C1,2 = cos(q1 + q2)" in text and "C12 = cos(q12)" in text
+    latex = format_equations(dp.load_robot("puma560"), latex=True)
+    assert "B_{1,10} &=" in latex and "M_{11} &=" in latex          # B has 15 columns: B_{110} was ambiguous
+
+
 # ===================================================================================== 4. forward dynamics
 def test_forward_dynamics_double_pendulum(pendulum):
     model, sm, _, values, forms = pendulum

@@ -200,7 +200,10 @@ def _gravity_symbols(exact: np.ndarray, values: dict) -> np.ndarray:
 def _group_arrays(model: RobotModel, spec: dict, values: dict) -> dict:
     """The five parameter groups as exact object arrays, symbols where ``spec`` asks."""
     exact = {"masses": _exact_array(model.masses), "lengths": _exact_array(model.joint_positions),
-             "coms": _exact_array(model.coms), "inertias": _exact_array(model.inertias),
+             "coms": _exact_array(model.coms),
+             # symmetric before the conversion: R I Rᵀ in floats is not, by 1e-17, and its
+             # entries made exact one by one gave the two routes' equations different terms of 1e-19
+             "inertias": _exact_array(0.5 * (model.inertias + np.swapaxes(model.inertias, 1, 2))),
              "gravity": _exact_array(model.gravity)}
     makers = {
         "masses": lambda e: np.array([_real_symbol(v, f"m{k + 1}", values, positive=True) if v != 0 else v

@@ -33,24 +33,25 @@ def compact(expr):
                        for t in sympy.Add.make_args(TR10i(sympy.Add(*terms)))])
 
 
-def _abbreviation(fn, latex: bool):
+def _abbreviation(fn, latex: bool, wide: bool = False):
     """Fu's shorthand S2 = sin q2, C23 = cos(q2 + q3), C1-2 = cos(q1 − q2); None if the
-    argument is not a sum of joint angles with coefficients ±1."""
+    argument is not a sum of joint angles with coefficients ±1.  ``wide`` (a robot of ten
+    joints or more): the indices joined by commas, C1,2 = cos(q1 + q2), C12 = cos q12."""
     coeffs = fn.args[0].as_coefficients_dict()
     if not coeffs or any(abs(c) != 1 or not (isinstance(v, sympy.Symbol) and v.name[:1] == "q")
                          for v, c in coeffs.items()):
         return None
     terms = sorted(coeffs.items(), key=lambda vc: (vc[1] < 0, int(vc[0].name[1:])))
-    index = "".join(("-" if c < 0 else "") + v.name[1:] for v, c in terms)
+    index = ("," if wide else "").join(("-" if c < 0 else "") + v.name[1:] for v, c in terms)
     letter = "S" if isinstance(fn, sympy.sin) else "C"
     return sympy.Symbol(f"{letter}_{{{index}}}" if latex else f"{letter}{index}")
 
 
-def _abbreviate(expr, latex: bool, legend: dict):
+def _abbreviate(expr, latex: bool, legend: dict, wide: bool = False):
     """Replace sin/cos of joint-angle sums by their shorthand symbols, noting them in ``legend``."""
     table = {}
     for fn in expr.atoms(sympy.sin, sympy.cos):
-        short = _abbreviation(fn, latex)
+        short = _abbreviation(fn, latex, wide)
         if short is not None:
             table[fn] = short
             legend[short] = fn
@@ -102,17 +103,20 @@ def _pretty_wrapped(label: str, expr, width: int = 100) -> str:
 
 
 def _entry_lines(name: str, matrix, latex: bool, legend: dict, symmetric: bool = False,
-                 all_numeric: bool = False) -> list:
-    """``name[i,j] = expr`` for the non-zero entries (upper triangle when symmetric)."""
+                 all_numeric: bool = False, wide: bool = False) -> list:
+    """``name[i,j] = expr`` for the non-zero entries (upper triangle when symmetric); in
+    LaTeX ``name_{i,j}`` once an index has two digits (B_{110}: row 1, column 10 or row 11,
+    column 0?)."""
     lines = []
+    comma = "," if max(matrix.rows, matrix.cols) >= 10 else ""
     for i in range(matrix.rows):
         for j in range(matrix.cols):
             if (symmetric and j < i) or matrix[i, j] == 0:
                 continue
-            expr = _abbreviate(_display(compact(matrix[i, j]), all_numeric), latex, legend)
+            expr = _abbreviate(_display(compact(matrix[i, j]), all_numeric), latex, legend, wide)
             vector = name == "G"
             if latex:
-                label = f"{name}_{{{i + 1}}}" if vector else f"{name}_{{{i + 1}{j + 1}}}"
+                label = f"{name}_{{{i + 1}}}" if vector else f"{name}_{{{i + 1}{comma}{j + 1}}}"
                 lines.append(f"{label} &= {sympy.latex(expr)} \\\\")
             else:
                 label = f"{name}[{i + 1}]" if vector else f"{name}[{i + 1},{j + 1}]"
@@ -147,7 +151,8 @@ def _assemble(cf: ClosedForm, latex: bool) -> str:
              ("C", cf.C, False, "C(q), centrifugal coefficients, columns qd1^2 ... qdn^2"),
              ("G", cf.G, False, "G(q), gravity"))
     for name, matrix, symmetric, title in parts:
-        body = _entry_lines(name, matrix, latex, legend, symmetric, all_numeric=not cf.model.parameters)
+        body = _entry_lines(name, matrix, latex, legend, symmetric, all_numeric=not cf.model.parameters,
+                            wide=cf.model.n >= 10)
         if latex:
             out += ["", f"% {title}", "\\begin{align*}", *body, "\\end{align*}"]
         else:
