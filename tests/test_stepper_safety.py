@@ -198,3 +198,44 @@ def test_bad_stepper_options(kuka, kwargs, fragment):
     kwargs.setdefault("backend", "newton_euler")
     with pytest.raises(dp.InputError, match=fragment):
         dpb.DynamicsStepper(body, physicsClientId=client, **kwargs)
+
+
+def test_several_steppers_in_one_scene_step_together_as_each_alone():
+    """A PUMA-560 and a kuka in one scene, and the PUMA alone in another client: with each
+    stepper's step(..., step_scene=False) after the scene's stepSimulation, as the docstring
+    said, the PUMA read a body pybullet had already moved and ended 2.2 rad from the one
+    stepped alone after 0.25 s.  step_together reads every body before the scene's step and
+    writes every body after: the same states as alone, to rounding; its bad inputs refused."""
+    from dyn_plugin.robots import robot_path
+
+    def scene(*urdfs):
+        client = p.connect(p.DIRECT)
+        p.setGravity(0, 0, -9.81, physicsClientId=client)
+        steppers = []
+        for k, urdf in enumerate(urdfs):
+            with c_level_output_silenced():
+                body = p.loadURDF(urdf, [2.0 * k, 0, 0], useFixedBase=True, flags=p.URDF_USE_INERTIA_FROM_FILE,
+                                  physicsClientId=client)
+            n = p.getNumJoints(body, physicsClientId=client)
+            for j in range(n):
+                p.resetJointState(body, j, 0.3, 0.0, physicsClientId=client)
+            steppers.append(dpb.DynamicsStepper(body, backend="newton_euler", physicsClientId=client,
+                                                damping=[0.0] * n))
+        return client, steppers
+
+    puma, kuka_urdf = str(robot_path("puma560")), pybullet_data.getDataPath() + "/kuka_iiwa/model.urdf"
+    shared, (s1, s2) = scene(puma, kuka_urdf)
+    alone, (sa,) = scene(puma)
+    try:
+        for _ in range(60):
+            (q1, v1), _ = dpb.step_together([s1, s2], [[0.0] * 6, [0.0] * 7])
+            qa, va = sa.step([0.0] * 6)
+        assert np.abs(np.subtract(q1, qa)).max() <= 1e-12 and np.abs(np.subtract(v1, va)).max() <= 1e-12
+        assert np.abs(np.subtract(qa, 0.3)).max() > 0.1                       # the arm fell
+        with pytest.raises(dp.InputError, match="one torque vector per stepper"):
+            dpb.step_together([s1, s2], [[0.0] * 6])
+        with pytest.raises(dp.InputError, match="steps one scene"):
+            dpb.step_together([s1, sa], [[0.0] * 6, [0.0] * 6])
+    finally:
+        p.disconnect(physicsClientId=shared)
+        p.disconnect(physicsClientId=alone)
