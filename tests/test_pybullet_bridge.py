@@ -214,3 +214,37 @@ def test_non_finite_input_is_named_in_pybullets_terms(scene):
     client, bodies = scene
     with pytest.raises(dp.InputError, match=r"objVelocities has a non-finite entry \(NaN or inf\) at index 2"):
         dpb.calculateInverseDynamics(bodies[0], [0.0] * 6, [0, 0, np.nan, 0, 0, 0], [0.0] * 6, physicsClientId=client)
+
+
+def test_friction_injector_holds_a_joint_whose_levels_differ_by_direction():
+    """The bundled PUMA-560 friction (Corke: joint 2 holds 13.59 N·m forward, 7.66 backward)
+    with 10 N·m more than gravity on joint 2: it must stick.  pybullet's velocity motor leaves
+    a stopped joint at −7.7e-14 rad/s, whose sign picked the backward level: joint 2 slipped
+    2.75e-3 rad in 1 s, its velocity changing sign on 239 of 240 steps.  At rest below
+    RESTING_SPEED the level is that of the joint's frictionless acceleration."""
+    from dyn_plugin.backends.pybullet_backend import configure_reference_body
+
+    p = import_pybullet()
+    q0 = [0.0, 0.6, -0.4, 0.0, 0.3, 0.0]
+    client = p.connect(p.DIRECT)
+    try:
+        with c_level_output_silenced():
+            body = p.loadURDF(str(robot_path("puma560")), useFixedBase=True, flags=p.URDF_USE_INERTIA_FROM_FILE,
+                              physicsClientId=client)
+        configure_reference_body(p, body, [0, 0, -9.81], client)
+        p.setPhysicsEngineParameter(numNonContactInnerIterations=10, physicsClientId=client)
+        for j, value in enumerate(q0):
+            p.resetJointState(body, j, value, 0.0, physicsClientId=client)
+        with pytest.warns(UserWarning, match="no rotor inertia"):      # Corke's armature: not in pybullet's body
+            injector = dpb.FrictionInjector(body, physicsClientId=client)
+        levels = injector.friction.levels(np.zeros(6))
+        assert levels[0][1] == 13.59 and levels[1][1] == 7.66      # forward, backward (corke)
+        tau = np.array(dpb.calculateGravity(body, q0, physicsClientId=client))
+        tau[1] += 10.0
+        for _ in range(240):
+            injector.apply(tau)
+            p.stepSimulation(physicsClientId=client)
+        q = [state[0] for state in p.getJointStates(body, range(6), physicsClientId=client)]
+        assert abs(q[1] - q0[1]) <= 1e-9
+    finally:
+        p.disconnect(physicsClientId=client)
