@@ -131,8 +131,12 @@ def test_spherical_torques_and_base_forces_act_as_in_the_stepper(fixed):
 
 def pybullet_level(c, body, joints, positive, negative, torques, spherical):
     """pybullet's own version of the law: each joint's level by its direction of motion, at
-    rest by the direction pybullet's own frictionless step (motors at force 0) takes it."""
+    rest (|q̇| ≤ RESTING_SPEED: pybullet's motor leaves a stopped joint at solver residue) by
+    the direction pybullet's own frictionless step (motors at force 0) takes it."""
+    from dyn_plugin.pybullet_friction import RESTING_SPEED
+
     velocities = np.array([s[1] for s in p.getJointStates(body, joints, physicsClientId=c)])
+    velocities[np.abs(velocities) <= RESTING_SPEED] = 0.0
     if np.all(velocities != 0):
         return np.where(velocities > 0, positive, negative)
     state = p.saveState(physicsClientId=c)
