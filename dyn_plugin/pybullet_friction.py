@@ -115,11 +115,32 @@ class FrictionInjector:
             motors_off(p, bd)
             self._entries = np.array([bd.model.joint_slices[k][1].start for k in bd.dof_to_model], dtype=int)
         self._previous = None  # q̇ of the last step, for the acceleration estimate
+        self._gravity = gravity
+
+    def _follow_body(self) -> None:
+        """Before each step: the body as pybullet holds it now and the client's gravity now
+        (``setGravity``, ``changeDynamics`` since the injector was made rebuild the rigid
+        backend, with the same friction model; bearing and transmission friction read its
+        joint loads); a body of other joints at this id is refused."""
+        old = self.dynamics
+        bd = body_dynamics(old.body, old.client)
+        gravity = gravity_in_base(self._p, bd)
+        if bd is old and np.array_equal(gravity, self._gravity):
+            return
+        if (bd.model.joint_names, bd.model.joint_types, bd.base is None) != \
+                (old.model.joint_names, old.model.joint_types, old.base is None):
+            raise InputError(f"FrictionInjector: {bd.label} is not the body this injector was made for (its joints or "
+                             f"base differ from those of robot {old.model.name!r}: removed and replaced?); make a new "
+                             "FrictionInjector for it")
+        self.dynamics, self._gravity = bd, gravity
+        self.backend = (get_backend("newton_euler_friction", bd.model, gravity=gravity, friction=self.friction)
+                        if self.layout is None else bd.backend("newton_euler", gravity))
 
     def apply(self, torques) -> None:
         """Set this step's forces plus our friction; then call stepSimulation.  ``torques``:
         joint torques (dof,) of a fixed-base body, or forces in pybullet's multi-DOF layout
         (see the class docstring)."""
+        self._follow_body()
         if self.layout is not None:
             return self._apply_whole(torques)
         p, bd, be = self._p, self.dynamics, self.backend

@@ -248,3 +248,49 @@ def test_friction_injector_holds_a_joint_whose_levels_differ_by_direction():
         assert abs(q[1] - q0[1]) <= 1e-9
     finally:
         p.disconnect(physicsClientId=client)
+
+
+def test_friction_injector_follows_the_scene():
+    """Dhanaraj's PUMA-560 profile (bearings and transmission: friction of the joint loads).
+    An injector made before setGravity kept the old loads (sent −1.03, 0.11, −0.06 N·m
+    where the breakdown at g = −9.81 gives −11.66, 21.37, −1.12); a body removed and replaced
+    by another at the same id got PUMA friction motors.  Now it follows the scene's gravity,
+    and refuses another body."""
+    from dyn_plugin.backends.pybullet_backend import configure_reference_body
+
+    p = import_pybullet()
+    q0, qd0 = [0.0, 0.6, -0.4, 0.0, 0.3, 0.0], [0.5, -0.4, 0.3, 0.2, 0.1, 0.1]
+    client = p.connect(p.DIRECT)
+    try:
+        with c_level_output_silenced():
+            body = p.loadURDF(str(robot_path("puma560")), useFixedBase=True, flags=p.URDF_USE_INERTIA_FROM_FILE,
+                              physicsClientId=client)
+        configure_reference_body(p, body, [0, 0, 0], client)
+        for j in range(6):
+            p.resetJointState(body, j, q0[j], qd0[j], physicsClientId=client)
+        with pytest.warns(UserWarning, match="no rotor inertia"):
+            injector = dpb.FrictionInjector(body, physicsClientId=client, profile="dhanaraj")
+        p.setGravity(0, 0, -9.81, physicsClientId=client)
+        sent = {}
+        original = p.setJointMotorControlArray
+
+        def record(*args, **kwargs):
+            if args[2] == p.TORQUE_CONTROL:
+                sent["tau"] = np.array(kwargs["forces"])
+            return original(*args, **kwargs)
+        p.setJointMotorControlArray = record
+        try:
+            injector.apply([0.0] * 6)
+        finally:
+            p.setJointMotorControlArray = original
+        reference = dp.get_backend("newton_euler_friction", dp.load_robot("puma560"), profile="dhanaraj")
+        parts = reference.inverse_dynamics_breakdown(np.array(q0), np.array(qd0), np.zeros(6))
+        expected = -(parts.bearing + parts.transmission - np.sign(qd0) * reference.friction.transmission.breakaway)
+        assert np.abs(sent["tau"] - expected).max() <= 1e-9 * np.abs(expected).max()
+        p.removeBody(body, physicsClientId=client)
+        with c_level_output_silenced():
+            p.loadURDF(pybullet_data.getDataPath() + "/kuka_iiwa/model.urdf", useFixedBase=True, physicsClientId=client)
+        with pytest.raises(dp.InputError, match="is not the body this injector was made for"):
+            injector.apply([0.0] * 7)
+    finally:
+        p.disconnect(physicsClientId=client)
