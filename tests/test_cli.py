@@ -416,3 +416,17 @@ def test_files_with_the_same_robot_name_are_reported_apart(tmp_path, capsys):
     robots = sorted({r["robot"] for r in report["results"]})
     assert robots == ["mimicry (a/arm.urdf)", "mimicry (b/arm.urdf)"], robots
     assert all(r["samples"] == 2 for r in report["results"])
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly(monkeypatch, capsys):
+    """``dyn-plugin robots | head -1``: the closed pipe gave 'error: [Errno 32] Broken pipe'
+    and exit 2, as if the input were wrong.  Now exit 0, nothing on stderr."""
+    import io
+
+    class ClosedPipe(io.StringIO):
+        def write(self, text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    assert run(["robots"]) == 0
+    assert "Broken pipe" not in capsys.readouterr().err

@@ -39,6 +39,9 @@ def main(argv=None) -> int:
         try:
             _check_outputs(args, spelling)
             return COMMANDS[args.command](args)
+        except BrokenPipeError:                   # the reader of stdout stopped (dyn-plugin ... | head): done
+            _quiet_stdout()
+            return EXIT_OK
         except (DynPluginError, OSError, UnicodeDecodeError) as exc:
             return _input_error(_describe(exc))
         except KeyboardInterrupt as interrupt:    # a verb may say what to do next (dataset: how to resume)
@@ -51,6 +54,17 @@ def main(argv=None) -> int:
             print("dyn-plugin: internal error (a bug in dyn_plugin, not in your input): please report it with "
                   "the traceback above", file=sys.stderr)
             return EXIT_INTERNAL
+
+
+def _quiet_stdout() -> None:
+    """stdout to /dev/null, so that Python's flush at exit does not fail again on the closed
+    pipe (the Python documentation's advice for SIGPIPE)."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError):   # a stdout without a file descriptor (a test's)
+        pass
 
 
 def _describe(exc: Exception) -> str:
