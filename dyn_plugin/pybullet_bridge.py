@@ -296,6 +296,11 @@ __all__ = ["BodyDynamics", "DROP_INS", "DynamicsStepper", "FrictionInjector", "b
 # -- stepping a body with our dynamics, or injecting our friction into pybullet's ------------
 
 
+STEPPABLE = 1e150
+"""The largest |q| and |q̇| a stepper writes into a scene: pybullet squares velocities (its
+Coriolis and kinetic terms), which overflow float64 beyond 1e154."""
+
+
 class DynamicsStepper:
     """Makes one body of a pybullet scene follow our dynamics.
 
@@ -471,15 +476,24 @@ class DynamicsStepper:
         return qd + np.linalg.solve(be.mass_matrix(q) + h * D, h * (tau - be.bias_forces(q, qd) - D @ qd)), None
 
     def _check_finite(self, q, qd, dt) -> None:
+        """A state pybullet can step: finite, and no entry beyond STEPPABLE (a torque of 1e300
+        N·m gave q̇ = 1.4e297 rad/s, written into the scene, which pybullet's next step
+        made NaN in every joint and the base's pose)."""
         if self.layout is not None:
-            return check_finite(self.dynamics.model, q[None], qd[None], self._where(dt), self._advice(dt))
-        bad = ~(np.isfinite(q) & np.isfinite(qd))
+            check_finite(self.dynamics.model, q[None], qd[None], self._where(dt), self._advice(dt))
+            largest = max(np.abs(q).max(), np.abs(qd).max())
+            if largest > STEPPABLE:
+                raise SimulationError(f"{self._where(dt)}: the body's state would reach {largest:.3g} (pybullet steps "
+                                      f"states up to {STEPPABLE:g}); {self._advice(dt)}")
+            return
+        bad = ~(np.abs(q) <= STEPPABLE) | ~(np.abs(qd) <= STEPPABLE)      # NaN and inf too
         if bad.any():
             i = int(np.argmax(bad))
             bd = self.dynamics
             joint = bd.joint_indices[int(np.nonzero(bd.dof_to_model == i)[0][0])]
             raise SimulationError(f"{self._where(dt)}: joint {bd.model.joint_names[i]!r} (pybullet joint {joint}) "
-                                  f"would get q = {q[i]:.3g}, q̇ = {qd[i]:.3g}; {self._advice(dt)}")
+                                  f"would get q = {q[i]:.3g}, q̇ = {qd[i]:.3g} (pybullet steps states up to "
+                                  f"{STEPPABLE:g}); {self._advice(dt)}")
 
     def _advice(self, dt) -> str:
         return (f"nothing was written to the scene; the time step {dt:g} s in {self.substeps} sub-step(s) is too "

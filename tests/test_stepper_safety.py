@@ -239,3 +239,18 @@ def test_several_steppers_in_one_scene_step_together_as_each_alone():
     finally:
         p.disconnect(physicsClientId=shared)
         p.disconnect(physicsClientId=alone)
+
+
+def test_a_torque_beyond_what_pybullet_can_step_is_refused(kuka):
+    """A finite torque of 1e300 N·m gave q̇ = 1.4e297 rad/s, written into the scene; pybullet's
+    next stepSimulation made every joint and the base pose NaN, and later calls failed with
+    an error about gravity.  The stepper refuses a state beyond STEPPABLE, writing nothing."""
+    client, body = kuka
+    stepper = dpb.DynamicsStepper(body, backend="newton_euler", physicsClientId=client, damping=[0.0] * 7)
+    before = states(client, body)
+    with pytest.raises(dp.SimulationError, match=r"pybullet steps states up to 1e\+150.*nothing was written"):
+        stepper.step([1e300] + [0.0] * 6)
+    after = states(client, body)
+    assert np.array_equal(before[0], after[0]) and np.array_equal(before[1], after[1])
+    p.stepSimulation(physicsClientId=client)
+    assert np.all(np.isfinite(states(client, body)[0]))
