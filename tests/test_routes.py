@@ -162,6 +162,21 @@ def _single_state_kernels(be, t, case):
     return [("inverse kernel", tau, t.ref["tau"][k]), ("forward kernel", qdd, t.ref["qdd_fd"][k])]
 
 
+def _block_kernels(be, t, case):
+    """The compiled block kernel called as the friction wrapper's batch loop calls it: τ of
+    rows 1..n−2 only, the rows outside it untouched."""
+    kernels = be.block_kernels()
+    if kernels is None:                                 # this instance has none (compiled=False)
+        return []
+    inverse, data = kernels
+    q, qd, qdd = (np.ascontiguousarray(x) for x in (t.q, t.qd, t.qdd))
+    tau = np.full(q.shape, np.nan)
+    start, stop = 1, len(q) - 1
+    inverse(data, q, qd, qdd, tau, start, stop)
+    assert np.isnan(tau[:start]).all() and np.isnan(tau[stop:]).all()
+    return [("block kernel τ", tau[start:stop], t.ref["tau"][start:stop])]
+
+
 FEATURES = {
     "inverse_dynamics": lambda be, t, c: [("τ", be.inverse_dynamics(t.q, t.qd, t.qdd), t.ref["tau"])],
     "inverse_dynamics (one state)": lambda be, t, c: [("τ", be.inverse_dynamics(t.q[3], t.qd[3], t.qdd[3]),
@@ -179,11 +194,14 @@ FEATURES = {
     "derivatives": _derivatives,
     "christoffel": _christoffel,
     "single_state_kernels": _single_state_kernels,
+    "block_kernels": _block_kernels,
 }
-NEEDS = {feature: feature for feature in ("joint_wrenches", "derivatives", "christoffel", "single_state_kernels")}
+NEEDS = {feature: feature for feature in ("joint_wrenches", "derivatives", "christoffel", "single_state_kernels",
+                                          "block_kernels")}
 """feature -> the capability it needs (here each is its own name)."""
 METHODS = {"joint_wrenches": ("joint_wrenches",), "christoffel": ("christoffel", "configuration_space"),
-           "single_state_kernels": ("single_state_kernels",), "stepping": ("velocity_step",),
+           "single_state_kernels": ("single_state_kernels",), "block_kernels": ("block_kernels",),
+           "stepping": ("velocity_step",),
            "friction": ("inverse_dynamics_breakdown",)}
 """capability -> the methods that only a backend declaring it has."""
 for _capability in NEEDS.values():
