@@ -192,6 +192,19 @@ def _describe(p, body, client, signature) -> BodyDynamics:
                         inertial_frames=np.array(inertial))
 
 
+def same_body_now(old: BodyDynamics, who: str, noun: str) -> BodyDynamics:
+    """The body of ``old`` as pybullet holds it now (``changeDynamics``, a moved fixed base:
+    :func:`body_dynamics`), or an InputError when a body of other joints or base has taken
+    its id (removed and replaced); ``who`` is the class made for ``old`` ("DynamicsStepper"),
+    ``noun`` its short name ("stepper")."""
+    bd = body_dynamics(old.body, old.client)
+    if bd is not old and (bd.model.joint_names, bd.model.joint_types, bd.base is None) != \
+            (old.model.joint_names, old.model.joint_types, old.base is None):
+        raise InputError(f"{who}: {bd.label} is not the body this {noun} was made for (its joints or base differ from "
+                         f"those of robot {old.model.name!r}: removed and replaced?); make a new {who} for it")
+    return bd
+
+
 def body_urdf(body: int, physicsClientId: Optional[int] = None) -> str:
     """URDF text of a body as pybullet holds it (inertias, frames, axes, limits, dynamics).
 

@@ -78,7 +78,7 @@ from .pybullet_layout import MultiDofLayout
 from .pybullet_friction import FrictionInjector, friction_options
 from .pybullet_state import check_finite, joint_state, layout_state, motors_off, read_state, time_step, write_state
 from .pybullet_bodies import (BodyDynamics, as_tuple, body_dynamics, body_urdf, connected_clients,
-                              gravity_in_base, resolve_client)
+                              gravity_in_base, resolve_client, same_body_now)
 
 DEFAULT_BACKEND = "newton_euler"
 
@@ -386,19 +386,12 @@ class DynamicsStepper:
         (``setGravity``, ``changeDynamics``, a fixed base moved by
         ``resetBasePositionAndOrientation`` since the stepper was made rebuild the backend,
         as the drop-in functions do); a body of other joints at this id is refused."""
-        old = self.dynamics
-        bd = body_dynamics(old.body, old.client)
+        bd = same_body_now(self.dynamics, "DynamicsStepper", "stepper")
         gravity = self._choices[4].get("gravity")
         if gravity is None:
             gravity = gravity_in_base(self._p, bd)
-        if bd is old and np.array_equal(gravity, self._gravity):
-            return
-        if (bd.model.joint_names, bd.model.joint_types, bd.base is None) != \
-                (old.model.joint_names, old.model.joint_types, old.base is None):
-            raise InputError(f"DynamicsStepper: {bd.label} is not the body this stepper was made for (its joints or "
-                             f"base differ from those of robot {old.model.name!r}: removed and replaced?); make a new "
-                             "DynamicsStepper for it")
-        self._build(bd, gravity)
+        if bd is not self.dynamics or not np.array_equal(gravity, self._gravity):
+            self._build(bd, gravity)
 
     def step(self, torques, step_scene: bool = True) -> tuple:
         """Apply joint torques (dof,) N·m (N) for one time step — for a floating body or one

@@ -21,7 +21,7 @@ from .backends.pybullet_backend import import_pybullet
 from .backends.registry import backend_class, get_backend
 from .errors import InputError, ModelError
 from .friction.parameters import load_friction, resolve_friction
-from .pybullet_bodies import BodyDynamics, as_tuple, body_dynamics, gravity_in_base
+from .pybullet_bodies import BodyDynamics, as_tuple, body_dynamics, gravity_in_base, same_body_now
 from .pybullet_layout import MultiDofLayout
 from .pybullet_state import joint_state, motors_off, read_state, time_step
 from .robots import BUNDLED, load_robot
@@ -122,16 +122,10 @@ class FrictionInjector:
         (``setGravity``, ``changeDynamics`` since the injector was made rebuild the rigid
         backend, with the same friction model; bearing and transmission friction read its
         joint loads); a body of other joints at this id is refused."""
-        old = self.dynamics
-        bd = body_dynamics(old.body, old.client)
+        bd = same_body_now(self.dynamics, "FrictionInjector", "injector")
         gravity = gravity_in_base(self._p, bd)
-        if bd is old and np.array_equal(gravity, self._gravity):
+        if bd is self.dynamics and np.array_equal(gravity, self._gravity):
             return
-        if (bd.model.joint_names, bd.model.joint_types, bd.base is None) != \
-                (old.model.joint_names, old.model.joint_types, old.base is None):
-            raise InputError(f"FrictionInjector: {bd.label} is not the body this injector was made for (its joints or "
-                             f"base differ from those of robot {old.model.name!r}: removed and replaced?); make a new "
-                             "FrictionInjector for it")
         self.dynamics, self._gravity = bd, gravity
         self.backend = (get_backend("newton_euler_friction", bd.model, gravity=gravity, friction=self.friction)
                         if self.layout is None else bd.backend("newton_euler", gravity))
